@@ -1,0 +1,181 @@
+"""Command line: `mgpu-lint [check] PATH…` and the sub-commands.
+
+The lint path (`mgpu-lint PATH…`, `mgpu-lint check PATH…`) is parsed with argparse and imports
+only what linting needs, so one small file in CI or a pre-commit hook starts fast.  The other
+sub-commands (`rules`, `rule`, `plan`, `layers`, `launches`, `server`) are a typer app.  A path
+that is also a sub-command name is linted when it exists as a file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Sequence
+
+SUBCOMMANDS = ("rules", "rule", "plan", "layers", "launches", "server")
+FORMATS = ("text", "json", "sarif", "github")
+SEVERITIES = ("error", "warning", "info")
+
+
+class UsageError(Exception):
+    pass
+
+
+def _lint_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="mgpu-lint",
+        description="Lint the launch commands of multi-GPU LLM inference servers (vLLM, "
+                    "llama.cpp) in Kubernetes YAML, compose files, shell scripts, Dockerfiles "
+                    "and Markdown. Other commands: " + ", ".join(SUBCOMMANDS) +
+                    " (mgpu-lint COMMAND --help).",
+    )
+    p.add_argument("paths", nargs="*", help="files or directories to lint; - reads stdin")
+    p.add_argument("--format", choices=FORMATS, default=None, help="output format (text)")
+    p.add_argument("--select", default=None, help="comma-separated codes or prefixes (MG1)")
+    p.add_argument("--ignore", default=None, help="comma-separated codes or prefixes to skip")
+    p.add_argument("--extend-select", default=None, help="codes to add to the selection")
+    p.add_argument("--config", default=None, help="configuration file (TOML)")
+    p.add_argument("--gpu", default=None, help="GPU type when no file states it (H100 SXM)")
+    p.add_argument("--gpus-per-node", type=int, default=None, help="GPUs per node (8)")
+    p.add_argument("--fail-on", choices=SEVERITIES, default=None,
+                   help="lowest severity that fails the run (warning)")
+    p.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
+    p.add_argument("--stdin-filename", default=None, help="name (and kind) of the stdin text")
+    p.add_argument("--command", dest="command_text", default=None,
+                   help="lint one command line, e.g. 'vllm serve MODEL -tp 4'")
+    p.add_argument("--target-version", default=None,
+                   help="engine release when no file pins one (vllm==0.30.0)")
+    p.add_argument("--statistics", action="store_true", help="count findings per code")
+    p.add_argument("--no-color", action="store_true", help="never colour the output")
+    p.add_argument("-q", "--quiet", action="store_true", help="print only the findings")
+    return p
+
+
+def _codes(value: str | None) -> list[str] | None:
+    if value is None:
+        return None
+    return [c.strip().upper() for c in value.split(",") if c.strip()]
+
+
+def selected(code: str, select: list[str] | None, ignore: list[str] | None,
+             extend: list[str] | None) -> bool:
+    """ruff-style selection: the longest matching prefix decides (select/extend vs ignore)."""
+    best_sel = max((len(p) for p in (select or ["MG"]) + (extend or []) if code.startswith(p)),
+                   default=-1)
+    best_ign = max((len(p) for p in ignore or [] if code.startswith(p)), default=-1)
+    return best_sel >= 0 and best_sel >= best_ign
+
+
+def lint_main(argv: Sequence[str]) -> int:
+    parser = _lint_parser()
+    args = parser.parse_args(list(argv))
+    if not args.paths and args.command_text is None:
+        parser.print_usage(sys.stderr)
+        print("mgpu-lint: error: give a PATH, - (stdin) or --command", file=sys.stderr)
+        return 2
+    from .findings import Severity
+    from .runner import read_files
+
+    stdin_text = None
+    if "-" in args.paths:
+        stdin_text = sys.stdin.buffer.read().decode("utf-8", "surrogateescape")
+    for p in args.paths:
+        if p != "-" and not os.path.exists(p):
+            print(f"mgpu-lint: error: {p}: no such file or directory", file=sys.stderr)
+            return 2
+    run = read_files(args.paths, stdin_text, args.stdin_filename, args.command_text)
+    select, ignore, extend = _codes(args.select), _codes(args.ignore), _codes(args.extend_select)
+    findings = sorted(
+        (f for f in run.findings if selected(f.code, select, ignore, extend)),
+        key=lambda f: f.sort_key(),
+    )
+    summary = {
+        "findings": len(findings),
+        "files": run.file_count,
+        "launches": len(run.launches),
+        "by_severity": {s.value: sum(1 for f in findings if f.severity is s)
+                        for s in (Severity.ERROR, Severity.WARNING, Severity.INFO)},
+    }
+    fmt = args.format or "text"
+    out = sys.stdout
+    if fmt == "json":
+        from .report.json_report import render as render_json
+
+        out.write(render_json(findings, summary, _rule_names()))
+    else:
+        from .report.text import render as render_text
+
+        color = not args.no_color and out.isatty() and "NO_COLOR" not in os.environ
+        text = render_text(findings, summary, color=color, statistics=args.statistics)
+        if args.quiet:
+            text = text.rsplit("\n\n", 1)[0] + "\n" if findings else ""
+        out.write(text)
+    if args.exit_zero:
+        return 0
+    fail_on = Severity(args.fail_on or "warning")
+    return 1 if any(f.severity.rank >= fail_on.rank for f in findings) else 0
+
+
+def _rule_names() -> dict[str, tuple[str, str]]:
+    from .rules import ALL
+
+    return {r.code: (r.name, r.url) for r in ALL}
+
+
+def _typer_app():  # type: ignore[no-untyped-def]
+    import typer
+
+    from .commands import launches, rules_cmd
+
+    app = typer.Typer(
+        name="mgpu-lint",
+        help="Static analysis of multi-GPU LLM inference server launches. Lint with "
+             "`mgpu-lint [check] PATH…` (see `mgpu-lint check --help`).",
+        add_completion=False,
+        no_args_is_help=True,
+    )
+    rules_cmd.register(app)
+    launches.register(app)
+    for module in ("plan", "layers", "server"):
+        try:
+            mod = __import__(f"mgpu_lint.commands.{module}", fromlist=["register"])
+        except ImportError:
+            continue
+        mod.register(app)
+    return app
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if argv and argv[0] == "check":
+            return lint_main(argv[1:])
+        if argv and argv[0] in SUBCOMMANDS and not os.path.isfile(argv[0]):
+            app = _typer_app()
+            try:
+                result = app(argv, prog_name="mgpu-lint", standalone_mode=False)
+                return result if isinstance(result, int) else 0
+            except SystemExit as exc:
+                return int(exc.code or 0)
+            except Exception as exc:  # click usage errors
+                from click.exceptions import ClickException, Exit
+
+                if isinstance(exc, Exit):
+                    return exc.exit_code
+                if isinstance(exc, ClickException):
+                    exc.show()
+                    return 2
+                raise
+        if argv and argv[0] in ("-h", "--help") and len(argv) == 1:
+            _lint_parser().print_help()
+            return 0
+        return lint_main(argv)
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,90 @@
+"""`mgpu-lint launches PATH…`: every launch found, with its words and positions."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, List, Optional
+
+import typer
+
+from ..launch import Launch
+
+
+def launch_dict(la: Launch) -> dict[str, Any]:
+    src = la.source
+
+    def pos(offset: int) -> str:
+        line, col = src.line_col(offset)
+        return f"{line}:{col}"
+
+    ctx = la.context
+    gpus = None
+    if ctx.gpus is not None:
+        g = ctx.gpus
+        gpus = {"count": g.count, "origin": g.origin, "vendor": g.vendor,
+                "at": pos(g.span.start) if g.span else None}
+    return {
+        "path": src.path,
+        "at": pos(la.program.span.start),
+        "engine": la.engine,
+        "entry": la.entry,
+        "program": la.program.text,
+        "image_entrypoint": la.image_entrypoint,
+        "version_pin": la.version_pin.value if la.version_pin else None,
+        "context": {k: v for k, v in {
+            "kind": ctx.kind,
+            "object": f"{ctx.object_kind}/{ctx.object_name}" if ctx.object_kind else None,
+            "container": ctx.container_name.value if ctx.container_name else None,
+            "role": ctx.role,
+            "image": ctx.image.value if ctx.image else None,
+        }.items() if v is not None},
+        "gpus": gpus,
+        "argv": [{"word": w.text, "at": pos(w.span.start)} for w in la.args],
+        "env": {k: v.value for k, v in sorted(la.env.items())},
+    }
+
+
+def render_text(launches: list[Launch]) -> str:
+    out = []
+    for la in launches:
+        d = launch_dict(la)
+        head = f"{d['path']}:{d['at']}: {d['engine']} ({d['entry']})"
+        if d["image_entrypoint"]:
+            head += f" from image entrypoint of {d['program']}"
+        out.append(head)
+        ctx = d["context"]
+        out.append("  where: " + ", ".join(f"{k}={v}" for k, v in ctx.items()))
+        if d["version_pin"]:
+            out.append(f"  version: {d['version_pin']}")
+        g = d["gpus"]
+        if g:
+            out.append(f"  gpus: {g['count'] if g['count'] is not None else 'all/unknown'} "
+                       f"({g['origin']}{' at ' + g['at'] if g['at'] else ''})")
+        else:
+            out.append("  gpus: not stated")
+        for w in d["argv"]:
+            out.append(f"  {w['at']:>8}  {w['word']}")
+    out.append(f"{len(launches)} launch(es)")
+    return "\n".join(out) + "\n"
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("launches")
+    def launches_cmd(
+        paths: List[str] = typer.Argument(None, help="files or directories"),
+        fmt: str = typer.Option("text", "--format", help="text or json"),
+        command: Optional[str] = typer.Option(None, "--command", help="one command line"),
+    ) -> None:
+        """Print every engine launch found: program position, engine, argv words, GPUs."""
+        from ..runner import read_files
+
+        if fmt not in ("text", "json"):
+            typer.echo("mgpu-lint launches: --format must be text or json", err=True)
+            raise typer.Exit(2)
+        run = read_files(list(paths or []), command=command)
+        launches = run.launches
+        if fmt == "json":
+            typer.echo(json.dumps({"version": 1, "launches": [launch_dict(la) for la in
+                                                              launches]}, indent=2))
+        else:
+            typer.echo(render_text(launches), nl=False)

@@ -1,0 +1,47 @@
+"""Findings: small immutable values produced by sources, engines and rules."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from .source import SourceFile, Span
+
+
+class Severity(str, Enum):
+    INFO = "info"
+    WARNING = "warning"
+    ERROR = "error"
+
+    @property
+    def rank(self) -> int:
+        return _RANK[self]
+
+
+_RANK = {Severity.INFO: 1, Severity.WARNING: 2, Severity.ERROR: 3}
+
+
+@dataclass(frozen=True, slots=True)
+class Related:
+    source: SourceFile
+    span: Span
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One problem at one place.  ``severity`` is always explicit (rules pick per finding)."""
+
+    code: str
+    severity: Severity
+    message: str
+    source: SourceFile
+    span: Span
+    hint: str | None = None
+    math: tuple[str, ...] = ()
+    related: tuple[Related, ...] = ()
+    data: dict[str, Any] | None = field(default=None, compare=False, hash=False)
+
+    def sort_key(self) -> tuple[str, int, int, str]:
+        return (self.source.path, self.span.start, self.span.end, self.code)

@@ -1,0 +1,148 @@
+"""Launch records: what a source found running an engine, with every fact's position.
+
+Sources (``mgpu_lint.sources``) build these; engines (``mgpu_lint.engines``) parse their ``args``;
+``resolve`` combines them with the catalogs into a Deployment.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from .source import SourceFile, Span, Word
+
+# Engines
+VLLM = "vllm"
+LLAMA_SERVER = "llama-server"
+RPC_SERVER = "rpc-server"
+
+# Entry points of an engine (how the command line starts)
+ENTRY_VLLM_SERVE = "vllm serve"  # `vllm serve MODEL …`
+ENTRY_VLLM_API_SERVER = "api_server"  # `python -m vllm.entrypoints.openai.api_server --model M …`
+ENTRY_LLAMA_SERVER = "llama-server"
+ENTRY_RPC_SERVER = "rpc-server"
+
+
+@dataclass(frozen=True, slots=True)
+class Located:
+    """A value stated somewhere in a file (``span`` None when it is a default)."""
+
+    value: str
+    span: Span | None = None
+    source: SourceFile | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EnvVar:
+    """An environment variable of the launch: ``value`` None when it comes from elsewhere
+    (a secret, a configMap, the host) and is unknown to the linter."""
+
+    name: str
+    value: str | None
+    span: Span | None = None  # the value's span (or the name's when the value is unknown)
+
+
+@dataclass(frozen=True, slots=True)
+class GpuRequest:
+    """GPUs given to the launch's container/process.
+
+    ``count`` None means "all"/unknown (rules comparing counts stay silent).  ``origin`` says in
+    words where the number comes from (``nvidia.com/gpu limit``, ``compose device count``,
+    ``CUDA_VISIBLE_DEVICES``) and ``span`` points at it.
+    """
+
+    count: int | None
+    origin: str
+    span: Span | None
+    vendor: str = "nvidia"
+    device_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Port:
+    """A port exposed by the container/service.  ``host_ip`` '' means all interfaces."""
+
+    container_port: int | None
+    published: bool
+    host_ip: str
+    span: Span
+    origin: str  # "compose ports", "hostPort", "docker -p" …
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """Where the launch runs and what surrounds it (container, pod, compose service, script)."""
+
+    kind: str  # "k8s", "compose", "shell", "dockerfile", "markdown", "command"
+    container_name: Located | None = None
+    object_kind: str | None = None  # Kubernetes kind (Deployment, LeaderWorkerSet …)
+    object_name: str | None = None
+    object_span: Span | None = None
+    namespace: str | None = None
+    pod_labels: Mapping[str, str] = field(default_factory=dict)
+    annotations: Mapping[str, str] = field(default_factory=dict)
+    role: str | None = None  # LeaderWorkerSet "leader"/"worker", KServe "predictor" …
+    replicas: Located | None = None
+    group_size: Located | None = None  # LeaderWorkerSet spec.leaderWorkerTemplate.size
+    image: Located | None = None
+    gpus: GpuRequest | None = None
+    gpu_requests_only: Located | None = None  # nvidia.com/gpu in requests without limits
+    node_labels: Mapping[str, Located] = field(default_factory=dict)
+    shm: Located | None = None  # what provides a large /dev/shm ("emptyDir Memory", "ipc: host" …)
+    shm_size_bytes: int | None = None
+    probes: tuple[str, ...] = ()  # "readinessProbe", "startupProbe", "livenessProbe", "healthcheck"
+    ports: tuple[Port, ...] = ()
+    host_network: bool = False
+    volumes: Mapping[str, Located] = field(default_factory=dict)  # mount path -> volume kind
+    ray_cluster: bool = False  # KubeRay pod: shm injected, GPUs belong to the Ray cluster
+
+
+@dataclass(frozen=True, slots=True)
+class Launch:
+    """One engine start found in a file.
+
+    ``program`` is the word that names the engine (``vllm``, ``/app/llama-server``; the image word
+    when the image's entrypoint supplies the program).  ``args`` are the engine's own arguments
+    (after ``serve`` for ``vllm serve``).  ``list_form`` is True when each word was its own
+    exec-form list item (Kubernetes ``args:``, compose list, Dockerfile JSON form), where a flag
+    and its value glued into one item reach the engine as one word.
+    """
+
+    source: SourceFile
+    engine: str
+    entry: str
+    program: Word
+    args: tuple[Word, ...]
+    env: Mapping[str, EnvVar]
+    context: Context
+    list_form: bool = False
+    version_pin: Located | None = None  # "0.8.5" from an image tag / pip pin / target-version
+    image_entrypoint: bool = False  # the program came from the image's entrypoint
+    prefix_args: tuple[Word, ...] = ()  # words between program and args (`serve`, `-m module`)
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceInfo:
+    """A Kubernetes Service, linked to workloads by namespace and selector."""
+
+    source: SourceFile
+    name: str
+    namespace: str | None
+    type: Located  # ClusterIP when not stated (span None)
+    selector: Mapping[str, str]
+    ports: tuple[tuple[int | None, str | None], ...]  # (port, targetPort)
+    annotations: Mapping[str, str]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class HpaInfo:
+    """A HorizontalPodAutoscaler: its target and the metric names it scales on."""
+
+    source: SourceFile
+    name: str
+    namespace: str | None
+    target_kind: str | None
+    target_name: str | None
+    metrics: tuple[Located, ...]
+    span: Span

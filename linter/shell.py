@@ -1,0 +1,345 @@
+"""Shell words and simple commands with exact positions (grammar: grammars/shell.lark).
+
+``split_commands(text, resolve)`` lexes a shell text with the Lark lexer and yields the simple
+commands in order, each as argv ``Word`` objects whose character maps point into ``text``.
+Variables are expanded through ``resolve(name) -> str | None`` at the moment each command is
+assembled, so a caller that records assignments between commands sees them take effect in order,
+as the shell does.  A variable that ``resolve`` does not know stays literal and is listed in the
+word's ``unresolved``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from typing import Callable, Iterator
+
+from .source import CharMap, Span, VarRef, Word
+
+Resolver = Callable[[str], "str | None"]
+
+_SEPARATORS = {"WS", "NEWLINE", "OP", "COMMENT"}
+
+
+@dataclass(slots=True)
+class ShellProblem:
+    """A lexical problem (MG003): unbalanced quote, dangling or broken continuation."""
+
+    message: str
+    span: Span
+    hint: str | None = None
+
+
+@dataclass(slots=True)
+class Command:
+    """A simple command: leading ``NAME=value`` assignments, then argv words."""
+
+    assignments: list[tuple[str, Word]] = field(default_factory=list)
+    words: list[Word] = field(default_factory=list)
+    problems: list[ShellProblem] = field(default_factory=list)
+    background: bool = False  # ended by `&`
+    line_start: int = 0  # offset where the command starts in the lexed text
+
+
+@lru_cache(maxsize=1)
+def _lexer():  # type: ignore[no-untyped-def]
+    from lark import Lark
+
+    grammar = resources.files("mgpu_lint.grammars").joinpath("shell.lark").read_text()
+    return Lark(grammar, parser="lalr", lexer="basic")
+
+
+def _tokens(text: str) -> Iterator[tuple[str, str, int]]:
+    """(type, value, start) for each token; a `#` inside a word is re-lexed as a literal."""
+    lexer = _lexer()
+    pos = 0
+    while pos <= len(text):
+        restart = None
+        prev_end = pos
+        prev_type = "WS"
+        for tok in lexer.lex(text[pos:]):
+            start = tok.start_pos + pos  # type: ignore[operator]
+            ttype = tok.type
+            if ttype == "COMMENT" and prev_type not in _SEPARATORS and start == prev_end:
+                yield ("HASH", "#", start)
+                restart = start + 1
+                break
+            yield (ttype, tok.value, start)
+            prev_end = start + len(tok.value)
+            prev_type = ttype
+        if restart is None:
+            return
+        pos = restart
+
+
+_DQ_ESCAPABLE = '\\"$`'
+_ANSI_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "a": "\a",
+                 "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "v": "\v", "?": "?"}
+_PARAM_RE = re.compile(r"\$\{([^}\s]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)|\$([0-9@*#?$!-])")
+_PARAM_BODY = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-=+?])(.*))?$", re.S)
+_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
+class _WordBuilder:
+    __slots__ = ("chars", "starts", "ends", "quoted", "unresolved", "begin")
+
+    def __init__(self) -> None:
+        self.chars: list[str] = []
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        self.quoted = False
+        self.unresolved: list[VarRef] = []
+        self.begin = -1
+
+    def add(self, text: str, start: int) -> None:
+        """Literal text copied from the source starting at ``start``."""
+        if self.begin < 0:
+            self.begin = start
+        self.chars.append(text)
+        self.starts.extend(range(start, start + len(text)))
+        self.ends.extend(range(start + 1, start + len(text) + 1))
+
+    def add_char(self, ch: str, start: int, end: int) -> None:
+        if self.begin < 0:
+            self.begin = start
+        self.chars.append(ch)
+        self.starts.append(start)
+        self.ends.append(end)
+
+    def add_expansion(self, value: str, start: int, end: int) -> None:
+        """An expanded value: every character maps to the whole reference."""
+        if self.begin < 0:
+            self.begin = start
+        self.chars.append(value)
+        self.starts.extend([start] * len(value))
+        self.ends.extend([end] * len(value))
+
+    def mark(self, start: int) -> None:
+        if self.begin < 0:
+            self.begin = start
+
+    @property
+    def empty(self) -> bool:
+        return self.begin < 0
+
+    def build(self, tail: int) -> Word:
+        text = "".join(self.chars)
+        cmap = CharMap.table(self.starts, self.ends, tail)
+        if not text:
+            cmap = CharMap(self.begin, 0, tail=self.begin)
+        return Word(text, cmap, self.quoted, tuple(self.unresolved))
+
+
+def _expand(body_text: str, start: int, end: int, resolve: Resolver, wb: _WordBuilder) -> None:
+    """Expand ``$NAME`` / ``${NAME}`` / ``${NAME:-default}`` into the word being built."""
+    m = _PARAM_RE.fullmatch(body_text)
+    name: str | None = None
+    value: str | None = None
+    if m and m.group(1) is not None:
+        b = _PARAM_BODY.match(m.group(1))
+        if b:
+            name = b.group(1)
+            value = resolve(name)
+            op, default = b.group(2), b.group(3)
+            if op in (":-", "-") and (value is None or (op == ":-" and value == "")):
+                if value is None and not any(c in (default or "") for c in "$`"):
+                    value = default or ""
+                elif value is not None:
+                    value = default or ""
+            elif op in (":+", "+"):
+                value = (default or "") if value else ("" if value is not None else None)
+    elif m:
+        name = m.group(2) or m.group(3)
+        value = resolve(name) if m.group(2) else None
+    if value is None:
+        wb.add(body_text, start)
+        wb.unresolved.append(VarRef(name or body_text, Span(start, end)))
+    else:
+        wb.add_expansion(value, start, end)
+        wb.mark(start)
+
+
+def _double_quoted(raw: str, start: int, resolve: Resolver, wb: _WordBuilder) -> None:
+    wb.quoted = True
+    wb.mark(start)
+    i = 1
+    n = len(raw) - 1  # without the closing quote
+    while i < n:
+        ch = raw[i]
+        if ch == "\\" and i + 1 < n + 1:
+            nxt = raw[i + 1] if i + 1 < len(raw) else ""
+            if nxt == "\n":
+                i += 2
+                continue
+            if nxt == "\r" and raw[i + 2:i + 3] == "\n":
+                i += 3
+                continue
+            if nxt and nxt in _DQ_ESCAPABLE and i + 1 < n:
+                wb.add_char(nxt, start + i, start + i + 2)
+                i += 2
+                continue
+            wb.add_char(ch, start + i, start + i + 1)
+            i += 1
+            continue
+        if ch == "$":
+            m = _PARAM_RE.match(raw, i, n)
+            if m:
+                _expand(m.group(0), start + i, start + m.end(), resolve, wb)
+                i = m.end()
+                continue
+            if raw.startswith("$(", i):
+                depth, j = 0, i + 1
+                while j < n:
+                    if raw[j] == "(":
+                        depth += 1
+                    elif raw[j] == ")":
+                        depth -= 1
+                        if depth == 0:
+                            break
+                    j += 1
+                j = min(j + 1, n)
+                wb.add(raw[i:j], start + i)
+                wb.unresolved.append(VarRef(raw[i:j], Span(start + i, start + j)))
+                i = j
+                continue
+        wb.add_char(ch, start + i, start + i + 1)
+        i += 1
+
+
+def _ansi_quoted(raw: str, start: int, wb: _WordBuilder) -> None:
+    wb.quoted = True
+    wb.mark(start)
+    i, n = 2, len(raw) - 1
+    while i < n:
+        ch = raw[i]
+        if ch == "\\" and i + 1 < n:
+            nxt = raw[i + 1]
+            if nxt in _ANSI_ESCAPES:
+                wb.add_char(_ANSI_ESCAPES[nxt], start + i, start + i + 2)
+                i += 2
+                continue
+        wb.add_char(ch, start + i, start + i + 1)
+        i += 1
+
+
+def split_commands(text: str, resolve: Resolver | None = None) -> Iterator[Command]:
+    """Yield the simple commands of ``text`` in order (see module docstring)."""
+    resolve = resolve or (lambda _name: None)
+    cmd = Command()
+    wb = _WordBuilder()
+    last_cont: int | None = None  # offset of the last continuation on this logical line
+    pending_redirect = False
+
+    def end_word(tail: int) -> None:
+        nonlocal wb, pending_redirect
+        if wb.empty:
+            return
+        word = wb.build(tail)
+        wb = _WordBuilder()
+        if pending_redirect:
+            pending_redirect = False
+            return
+        if not cmd.words and _ASSIGN.match(word.text) and not word.text.startswith("="):
+            eq = word.text.index("=")
+            value = Word(
+                word.text[eq + 1:],
+                CharMap.table(word.cmap.starts[eq + 1:], word.cmap.ends[eq + 1:], tail)
+                if word.cmap.starts is not None
+                else CharMap.linear(word.cmap.base + eq + 1, len(word.text) - eq - 1),
+                word.quoted,
+                word.unresolved,
+            )
+            cmd.assignments.append((word.text[:eq], value))
+        else:
+            cmd.words.append(word)
+
+    def end_command(next_start: int) -> Iterator[Command]:
+        nonlocal cmd, last_cont
+        if cmd.words or cmd.assignments or cmd.problems:
+            yield cmd
+        cmd = Command(line_start=next_start)
+        last_cont = None
+
+    for ttype, value, start in _tokens(text):
+        end = start + len(value)
+        if ttype == "PLAIN" or ttype == "DOLLAR" or ttype == "HASH":
+            wb.add(value, start)
+        elif ttype == "SQ":
+            wb.quoted = True
+            wb.mark(start)
+            if len(value) > 2:
+                wb.add(value[1:-1], start + 1)
+        elif ttype == "DQ":
+            _double_quoted(value, start, resolve, wb)
+        elif ttype == "ANSI":
+            _ansi_quoted(value, start, wb)
+        elif ttype == "PARAM":
+            _expand(value, start, end, resolve, wb)
+        elif ttype in ("CMDSUB", "BACKTICK"):
+            wb.add(value, start)
+            wb.unresolved.append(VarRef(value, Span(start, end)))
+        elif ttype == "ESC":
+            wb.add_char(value[1], start, end)
+        elif ttype == "CONT":
+            last_cont = start
+        elif ttype == "WS":
+            end_word(start)
+        elif ttype == "NEWLINE":
+            end_word(start)
+            # `\ ` + trailing spaces + newline: the backslash escaped a space, not the newline
+            line_begin = text.rfind("\n", 0, start) + 1
+            line = text[line_begin:start].rstrip("\r")
+            stripped = line.rstrip(" \t")
+            if stripped.endswith("\\") and stripped != line and (cmd.words or cmd.assignments):
+                bs = line_begin + len(stripped) - 1
+                cmd.problems.append(ShellProblem(
+                    "backslash followed by whitespace is not a line continuation: the command "
+                    "ends on this line and the next line runs as a separate command",
+                    Span(bs, line_begin + len(line)),
+                    "delete the whitespace after the backslash",
+                ))
+            if last_cont is not None and not line.strip() and (cmd.words or cmd.assignments):
+                cmd.problems.append(ShellProblem(
+                    "line continuation followed by an empty line: the command ends here and "
+                    "the lines after it run as a separate command",
+                    Span(last_cont, last_cont + 1),
+                    "remove the empty line or the trailing backslash",
+                ))
+            yield from end_command(end)
+        elif ttype == "OP":
+            end_word(start)
+            if value[-1] in "<>":
+                pending_redirect = True
+                continue
+            cmd.background = value == "&"
+            yield from end_command(end)
+        elif ttype == "COMMENT":
+            end_word(start)
+        elif ttype == "BAD_QUOTE":
+            end_word(start)
+            quote = {"'": "single", '"': "double", "`": "back"}[value]
+            cmd.problems.append(ShellProblem(
+                f"unbalanced {quote} quote: no closing {value} before the end of the text",
+                Span(start, end),
+                f"close the quote or escape it as \\{value}",
+            ))
+            wb.add(value, start)
+        elif ttype == "BAD_ESC":
+            end_word(start)
+            if cmd.words or cmd.assignments:
+                cmd.problems.append(ShellProblem(
+                    "dangling line continuation: a backslash ends the text, so the command "
+                    "continues into nothing",
+                    Span(start, end),
+                    "remove the trailing backslash",
+                ))
+    end_word(len(text))
+    if last_cont is not None and text[last_cont:].strip() in ("\\", "") and cmd.words:
+        cmd.problems.append(ShellProblem(
+            "dangling line continuation: the last line ends with a backslash",
+            Span(last_cont, last_cont + 1),
+            "remove the trailing backslash",
+        ))
+    yield from end_command(len(text))

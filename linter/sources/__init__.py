@@ -1,0 +1,146 @@
+"""Sources: from a file's text to Launch records (and Services/HPAs for cross-file links).
+
+``extract(source)`` dispatches on ``source.kind``; every problem reading the file is a finding.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+
+from ..findings import Finding, Severity
+from ..launch import Context, HpaInfo, Launch, Located, ServiceInfo
+from ..source import SourceFile, Span
+from ..yamlsrc import YamlError, compose_documents
+from .commandline import Found, Scope, search_script
+from .compose import extract_compose, is_compose
+from .kubernetes import extract_object, is_kubernetes
+from .yamlnodes import Doc
+
+
+@dataclass(slots=True)
+class FileResult:
+    source: SourceFile
+    launches: list[Launch] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    services: list[ServiceInfo] = field(default_factory=list)
+    hpas: list[HpaInfo] = field(default_factory=list)
+
+
+_PIP_PIN = re.compile(r"\b(?:pip3?|uv\s+pip|python3?\s+-m\s+pip)\s+install\b[^\n;&|]*?"
+                      r"[\s'\"]vllm(?:\[[^\]]*\])?==\s*([0-9][0-9A-Za-z.+\-]*)")
+_HELM = re.compile(r"\{\{")
+# `key: {{ … }}` or `- {{ … }}`: a template where YAML expects a value (it would read a flow
+# mapping); templates inside quoted strings and block scalars are ordinary text
+# (a Go-template action: `{{ .Values… }}`, `{{- include … }}`; not a `{{TOKEN}}` placeholder)
+_BARE_TEMPLATE = re.compile(
+    r"^[ \t]*(?:-[ \t]+)*(?:-[ \t]+|[^\s#'\"\-][^#'\"\n]*?:[ \t]+)\{\{-?\s*(?:[.$]|(?:include|"
+    r"template|toYaml|toJson|if|else|range|with|end|define|default|printf|tpl|quote|required|"
+    r"lookup|not|and|or|eq|ne)\b)", re.M)
+_CONFLICT = re.compile(r"^(?:<{7}|>{7}) ", re.M)
+
+
+def pip_pin(source: SourceFile, text: str, base: int = 0) -> Located | None:
+    """`pip install vllm==X` (or `uv pip install`) in a script or Dockerfile pins the release."""
+    m = _PIP_PIN.search(text)
+    if m is None:
+        return None
+    return Located(m.group(1), Span(base + m.start(1), base + m.end(1)), source)
+
+
+def _with_pin(launches: list[Launch], pin: Located | None) -> list[Launch]:
+    if pin is None:
+        return launches
+    return [la if la.version_pin is not None else replace(la, version_pin=pin) for la in launches]
+
+
+def extract(source: SourceFile) -> FileResult:
+    result = FileResult(source)
+    kind = source.kind
+    if kind == "yaml":
+        extract_yaml(Doc(source, source.text), result)
+    elif kind == "shell":
+        found = search_script(source.text, None, Scope(source, Context(kind="shell")))
+        _add(result, found, pip_pin(source, source.text))
+    elif kind == "dockerfile":
+        from .dockerfile import extract_dockerfile
+
+        _add(result, extract_dockerfile(source), None)
+    elif kind == "markdown":
+        from .markdown import extract_markdown
+
+        extract_markdown(source, result)
+    elif kind == "command":
+        found = search_script(source.text, None, Scope(source, Context(kind="command")))
+        _add(result, found, None)
+    return result
+
+
+def _add(result: FileResult, found: Found, pin: Located | None) -> None:
+    result.launches.extend(_with_pin(found.launches, pin))
+    result.findings.extend(found.findings)
+
+
+def extract_yaml(doc: Doc, result: FileResult) -> None:
+    """All documents of a YAML text: Kubernetes objects and compose files.
+
+    Template syntax inside strings (`{{ … }}` in a script or a chat template) is valid YAML and
+    the file is linted; only a file that fails to parse because of templates is a Helm template
+    (MG011 instead of a YAML syntax error).
+    """
+    found = Found()
+    bare = _BARE_TEMPLATE.search(doc.text)
+    if bare is not None:
+        _helm_finding(doc, result, bare.start() + bare.group(0).rfind("{{"))
+        return
+    try:
+        for root in compose_documents(doc.text):
+            if is_kubernetes(root):
+                extract_object(doc, root, found, result.services, result.hpas)
+            elif is_compose(root):
+                extract_compose(doc, root, found)
+    except YamlError as exc:
+        helm = _helm_marker(doc.text)
+        if helm is not None:
+            _helm_finding(doc, result, helm)
+            return
+        offset = min(exc.offset, len(doc.text))
+        message = f"YAML syntax error: {exc.message}"
+        conflict = _CONFLICT.search(doc.text)
+        if conflict is not None:
+            offset = conflict.start()
+            message = "unresolved merge conflict marker: the file is not valid YAML"
+        result.findings.append(Finding(
+            "MG002", Severity.ERROR, message, doc.source,
+            _to_file(doc, offset, min(offset + 1, len(doc.text))),
+        ))
+    _add(result, found, None)
+
+
+def _helm_finding(doc: Doc, result: FileResult, offset: int) -> None:
+    result.findings.append(Finding(
+        "MG011", Severity.INFO,
+        "unrendered Helm template: `{{ … }}` is not YAML until rendered; launches in this file "
+        "are not checked",
+        doc.source, _to_file(doc, offset, offset + 2),
+        hint="render it first: `helm template RELEASE CHART | mgpu-lint - --stdin-filename "
+             "rendered.yaml`",
+    ))
+
+
+def _helm_marker(text: str) -> int | None:
+    """Offset of the first `{{` outside a comment line, if any."""
+    for m in _HELM.finditer(text):
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        if not text[line_start:m.start()].lstrip().startswith("#"):
+            return m.start()
+    return None
+
+
+def _to_file(doc: Doc, start: int, end: int) -> Span:
+    if doc.base is None:
+        return Span(start, end)
+    return doc.base.span(start, end)
+
+
+__all__ = ["FileResult", "extract", "extract_yaml", "pip_pin"]

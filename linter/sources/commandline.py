@@ -1,0 +1,488 @@
+"""Recognise engine launches in argv words, whatever file they came from.
+
+Every source (Kubernetes, compose, shell, Dockerfile, Markdown, ``--command``) ends here with a list
+of words: wrappers (``exec``, ``env``, ``sudo``, ``nohup``, ``timeout``, ``numactl``, ``taskset``,
+``uv run`` …) are unwrapped, ``sh -c '…'`` scripts are parsed as shell (positions composed through
+the script word's map), ``docker run``/``podman run`` bring their image's entrypoint, and the
+program word decides the engine.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field, replace
+from typing import Mapping
+
+from .. import images
+from ..findings import Finding, Severity
+from ..launch import (
+    ENTRY_LLAMA_SERVER,
+    ENTRY_RPC_SERVER,
+    ENTRY_VLLM_API_SERVER,
+    ENTRY_VLLM_SERVE,
+    LLAMA_SERVER,
+    RPC_SERVER,
+    VLLM,
+    Context,
+    EnvVar,
+    GpuRequest,
+    Located,
+    Launch,
+    Port,
+)
+from ..shell import split_commands
+from ..source import CharMap, SourceFile, Span, Word
+
+MAX_NESTING = 8  # sh -c inside sh -c …: bounded
+
+_PYTHON = re.compile(r"^python(?:\d+(?:\.\d+)?)?$")
+_SHELLS = {"sh", "bash", "dash", "zsh", "ash", "ksh"}
+_API_SERVER_MODULE = "vllm.entrypoints.openai.api_server"
+
+
+@dataclass(slots=True)
+class Scope:
+    """What surrounds a command line while it is being searched for launches."""
+
+    source: SourceFile
+    context: Context
+    env: dict[str, EnvVar] = field(default_factory=dict)
+    list_form: bool = False
+    version_pin: Located | None = None
+    depth: int = 0
+
+
+@dataclass(slots=True)
+class Found:
+    launches: list[Launch] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+    def extend(self, other: "Found") -> None:
+        self.launches.extend(other.launches)
+        self.findings.extend(other.findings)
+
+
+def search_script(text: str, outer: Word | None, scope: Scope) -> Found:
+    """Parse a shell script and search each of its commands for launches.
+
+    ``text`` is a whole file (``outer`` None) or the text of ``outer``, a word such as the
+    script of `sh -c '…'`, whose map carries positions back to the file.
+    """
+    found = Found()
+    env = dict(scope.env)
+
+    def to_file(w: Word) -> Word:
+        return w if outer is None else compose_word(w, outer)
+
+    def span_to_file(span: Span) -> Span:
+        return span if outer is None else outer.cmap.span(span.start, span.end)
+
+    def resolve(name: str) -> str | None:
+        var = env.get(name)
+        return var.value if var is not None else None
+
+    for cmd in split_commands(text, resolve):
+        found.findings.extend(
+            Finding("MG003", Severity.ERROR, p.message, scope.source, span_to_file(p.span),
+                    hint=p.hint)
+            for p in cmd.problems
+        )
+        cmd_words = [to_file(w) for w in cmd.words]
+        assigns = [(name, to_file(w)) for name, w in cmd.assignments]
+        if not cmd_words:
+            for name, w in assigns:
+                env[name] = EnvVar(name, None if w.unresolved else w.text, w.span)
+            continue
+        if cmd_words[0].text in ("export", "declare", "readonly"):
+            for w in cmd_words[1:]:
+                if "=" in w.text and not w.text.startswith("-"):
+                    name, _, value = w.text.partition("=")
+                    env[name] = EnvVar(name, None if w.unresolved else value,
+                                       w.sub(len(name) + 1))
+            continue
+        local = dict(env)
+        for name, w in assigns:
+            local[name] = EnvVar(name, None if w.unresolved else w.text, w.span)
+        result = find_launches(cmd_words, replace(scope, env=local, list_form=False))
+        if cmd.problems:
+            # broken quoting: these words are not what the shell would run (no cascade)
+            result.launches = []
+        found.extend(result)
+    return found
+
+
+def compose_word(inner: Word, outer: Word) -> Word:
+    """A word lexed from ``outer.text``, mapped to the file through ``outer``'s map."""
+    unresolved = tuple(
+        replace(v, span=outer.cmap.span(v.span.start, max(v.span.end, v.span.start)))
+        for v in inner.unresolved
+    ) + tuple(outer.unresolved)
+    return Word(inner.text, inner.cmap.compose(outer.cmap), inner.quoted or outer.quoted, unresolved)
+
+
+def _basename(word: Word) -> str:
+    return posixpath.basename(word.text.rstrip("/"))
+
+
+def _unwrap(words: list[Word], scope: Scope) -> tuple[list[Word], dict[str, EnvVar]]:
+    """Drop wrapper programs in front of the real one; collect `env X=y` assignments."""
+    env = dict(scope.env)
+    i = 0
+    n = len(words)
+    while i < n:
+        name = _basename(words[i])
+        if name in ("exec", "nohup", "time", "command", "builtin"):
+            i += 1
+            while i < n and words[i].text.startswith("-") and name in ("exec", "time"):
+                i += 1
+        elif name == "env":
+            i += 1
+            while i < n:
+                t = words[i].text
+                if t in ("-u", "--unset", "-C", "--chdir", "-S"):
+                    i += 2
+                elif t.startswith("-"):
+                    i += 1
+                elif re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", t):
+                    key, _, value = t.partition("=")
+                    env[key] = EnvVar(key, None if words[i].unresolved else value,
+                                      words[i].sub(len(key) + 1))
+                    i += 1
+                else:
+                    break
+        elif name == "sudo":
+            i += 1
+            while i < n and words[i].text.startswith("-"):
+                i += 2 if words[i].text in ("-u", "-g", "-C", "-D", "-h", "-p", "-U") else 1
+        elif name == "timeout":
+            i += 1
+            while i < n and words[i].text.startswith("-"):
+                i += 2 if words[i].text in ("-s", "-k", "--signal", "--kill-after") else 1
+            i += 1  # the duration
+        elif name == "nice":
+            i += 1
+            while i < n and words[i].text.startswith("-"):
+                i += 2 if words[i].text == "-n" else 1
+        elif name == "numactl":
+            i += 1
+            while i < n and words[i].text.startswith("-"):
+                t = words[i].text
+                takes = (
+                    len(t) == 2 and t[1] not in "alHs"
+                ) or (t.startswith("--") and "=" not in t and t not in (
+                    "--all", "--localalloc", "--hardware", "--show"))
+                i += 2 if takes else 1
+        elif name == "taskset":
+            i += 1
+            while i < n and words[i].text.startswith("-"):
+                i += 1
+            i += 1  # mask or cpu list
+        elif name == "stdbuf":
+            i += 1
+            while i < n and words[i].text.startswith("-"):
+                i += 1
+        elif name == "uv" and i + 1 < n and words[i + 1].text == "run":
+            i += 2
+            valued = {"--with", "--python", "-p", "--env-file", "--project", "--directory",
+                      "--group", "--extra", "--index-url", "--extra-index-url", "--with-requirements",
+                      "--package", "-w"}
+            while i < n and words[i].text.startswith("-"):
+                if words[i].text == "--":
+                    i += 1
+                    break
+                i += 2 if words[i].text in valued else 1
+        else:
+            break
+    return words[i:], env
+
+
+def find_launches(words: list[Word], scope: Scope) -> Found:
+    """Search one argv for an engine launch (recursing through `sh -c` and `docker run`)."""
+    found = Found()
+    if not words or scope.depth > MAX_NESTING:
+        return found
+    words, env = _unwrap(words, scope)
+    if not words:
+        return found
+    scope = replace(scope, env=env)
+    program = words[0]
+    name = _basename(program)
+    if name in _SHELLS:
+        return _shell_c(words, scope)
+    if name in ("docker", "podman", "nerdctl") and len(words) > 1 and words[1].text == "run":
+        return _docker_run(words, scope)
+    if name == "vllm":
+        if len(words) > 1 and words[1].text == "serve":
+            found.launches.append(_make(scope, VLLM, ENTRY_VLLM_SERVE, program, words[2:],
+                                        prefix=(words[1],)))
+        return found
+    if _PYTHON.match(name):
+        j = 1
+        while j < len(words) and words[j].text.startswith("-") and words[j].text != "-m":
+            j += 1
+        if j + 1 < len(words) and words[j].text == "-m":
+            module = words[j + 1].text
+            if module == _API_SERVER_MODULE:
+                found.launches.append(_make(scope, VLLM, ENTRY_VLLM_API_SERVER, program,
+                                            words[j + 2:], prefix=tuple(words[1:j + 2])))
+            elif module in ("vllm", "vllm.entrypoints.cli.main") and j + 2 < len(words) and \
+                    words[j + 2].text == "serve":
+                found.launches.append(_make(scope, VLLM, ENTRY_VLLM_SERVE, program,
+                                            words[j + 3:], prefix=tuple(words[1:j + 3])))
+        return found
+    if name == "llama-server":
+        found.launches.append(_make(scope, LLAMA_SERVER, ENTRY_LLAMA_SERVER, program, words[1:]))
+    elif name in ("rpc-server", "ggml-rpc-server"):
+        found.launches.append(_make(scope, RPC_SERVER, ENTRY_RPC_SERVER, program, words[1:]))
+    elif name == "tools.sh" and len(words) > 1 and words[1].text in ("--server", "-s"):
+        found.launches.append(_make(scope, LLAMA_SERVER, ENTRY_LLAMA_SERVER, program, words[2:],
+                                    prefix=(words[1],)))
+    return found
+
+
+def launch_from_image(
+    image: Located, image_word: Word, args: list[Word], scope: Scope
+) -> Found:
+    """An image whose entrypoint is an engine, run with ``args`` only."""
+    found = Found()
+    entry = images.lookup(image.value)
+    if entry is None:
+        return found
+    pin = scope.version_pin
+    if pin is None and entry.version is not None:
+        pin = Located(entry.version, image.span, scope.source)
+    scope = replace(scope, version_pin=pin)
+    if entry.engine == VLLM:
+        if entry.entry is None:
+            # the entrypoint of this release is not known: args alone are not judged
+            if args and args[0].text == "serve" or any(a.text == "--model" for a in args):
+                found.launches.append(_make(scope, VLLM, ENTRY_VLLM_SERVE if args[0].text ==
+                                            "serve" else ENTRY_VLLM_API_SERVER, image_word,
+                                            args[1:] if args[0].text == "serve" else args,
+                                            image_entrypoint=True))
+            return found
+        found.launches.append(_make(scope, VLLM, entry.entry, image_word, args,
+                                    image_entrypoint=True))
+        return found
+    if entry.entry == "tools.sh":
+        if args and args[0].text in ("--server", "-s"):
+            found.launches.append(_make(scope, LLAMA_SERVER, ENTRY_LLAMA_SERVER, image_word,
+                                        args[1:], image_entrypoint=True, prefix=(args[0],)))
+        return found
+    found.launches.append(_make(scope, entry.engine, entry.entry or ENTRY_LLAMA_SERVER, image_word,
+                                args, image_entrypoint=True))
+    return found
+
+
+def _make(
+    scope: Scope,
+    engine: str,
+    entry: str,
+    program: Word,
+    args: list[Word],
+    *,
+    prefix: tuple[Word, ...] = (),
+    image_entrypoint: bool = False,
+) -> Launch:
+    context = scope.context
+    pin = scope.version_pin
+    if pin is None and engine == VLLM and context.image is not None:
+        # the image a command runs in pins the release even when the command is explicit
+        image_entry = images.lookup(context.image.value)
+        if image_entry is not None and image_entry.version is not None:
+            pin = Located(image_entry.version, context.image.span, context.image.source)
+    if context.gpus is None:
+        gpus = gpus_from_visible_devices(scope.env)
+        if gpus is not None:
+            context = replace(context, gpus=gpus)
+    return Launch(
+        source=scope.source,
+        engine=engine,
+        entry=entry,
+        program=program,
+        args=tuple(args),
+        env=dict(scope.env),
+        context=context,
+        list_form=scope.list_form,
+        version_pin=pin,
+        image_entrypoint=image_entrypoint,
+        prefix_args=prefix,
+    )
+
+
+def gpus_from_visible_devices(env: Mapping[str, EnvVar]) -> GpuRequest | None:
+    """GPUs a process sees from CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES (if a list)."""
+    for key in ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"):
+        var = env.get(key)
+        if var is not None and var.value is not None:
+            ids = tuple(x for x in var.value.split(",") if x.strip())
+            if var.value.strip() in ("all", ""):
+                return None
+            return GpuRequest(len(ids), key, var.span, device_ids=ids)
+    return None
+
+
+# ----------------------------------------------------------------------------- sh -c
+
+def _shell_c(words: list[Word], scope: Scope) -> Found:
+    found = Found()
+    j = 1
+    script: Word | None = None
+    while j < len(words):
+        t = words[j].text
+        if t.startswith("-") and not t.startswith("--") and "c" in t[1:]:
+            if j + 1 < len(words):
+                script = words[j + 1]
+            break
+        if t.startswith("-") or t.startswith("+"):
+            j += 1
+            continue
+        break
+    if script is None:
+        return found
+    return search_script(script.text, script, replace(scope, depth=scope.depth + 1))
+
+
+# ----------------------------------------------------------------------------- docker run
+
+_DOCKER_VALUED = {
+    "-e", "--env", "-p", "--publish", "-v", "--volume", "--name", "--gpus", "--shm-size",
+    "--ipc", "--entrypoint", "--network", "--net", "-w", "--workdir", "--runtime", "--device",
+    "--env-file", "--mount", "-u", "--user", "--label", "-l", "--cpus", "--memory", "-m",
+    "--restart", "--platform", "--ulimit", "--security-opt", "--cap-add", "--cap-drop",
+    "--add-host", "--hostname", "-h", "--log-driver", "--log-opt", "--health-cmd",
+    "--health-interval", "--health-retries", "--health-timeout", "--health-start-period",
+    "--pull", "--cgroupns", "--pid", "--uts", "--userns", "--group-add", "--tmpfs", "--expose",
+    "--link", "--dns", "--memory-swap", "--cpuset-cpus", "--stop-signal", "--stop-timeout",
+    "--storage-opt", "--sysctl", "--volumes-from", "--label-file", "--mac-address", "--ip",
+    "--ip6", "--network-alias", "--oom-score-adj", "--cpu-shares", "-c", "--cidfile",
+    "--annotation", "--device-cgroup-rule", "--gpus-per-node", "--hooks-dir", "--secret",
+}
+
+
+def parse_publish(value: str) -> tuple[str, int | None]:
+    """(host ip, container port) of a `-p`/`ports:` value: '' host ip means all interfaces."""
+    spec = value.split("/")[0]
+    host_ip = ""
+    if spec.startswith("["):
+        end = spec.find("]")
+        host_ip, spec = spec[1:end], spec[end + 2:]
+    parts = spec.split(":")
+    if len(parts) == 3:
+        host_ip = parts[0]
+    container = parts[-1].split("-")[0]
+    return host_ip, int(container) if container.isdigit() else None
+
+
+def _docker_run(words: list[Word], scope: Scope) -> Found:
+    env = dict(scope.env)
+    ctx = scope.context
+    gpus: GpuRequest | None = None
+    entrypoint: Word | None = None
+    ports: list[Port] = []
+    shm: Located | None = None
+    shm_bytes: int | None = None
+    i = 2
+    n = len(words)
+    while i < n:
+        w = words[i]
+        t = w.text
+        if not t.startswith("-") or t == "-":
+            break
+        if t == "--":
+            i += 1
+            break
+        if "=" in t and t.startswith("--"):
+            opt, _, value = t.partition("=")
+            value_word: Word | None = sub_word(w, len(opt) + 1)
+            i += 1
+        elif t in _DOCKER_VALUED:
+            opt = t
+            value_word = words[i + 1] if i + 1 < n else None
+            value = value_word.text if value_word else ""
+            i += 2
+        else:
+            i += 1
+            continue
+        if value_word is None:
+            continue
+        if opt in ("-e", "--env"):
+            key, eq, val = value.partition("=")
+            env[key] = EnvVar(key, val if eq and not value_word.unresolved else None,
+                              value_word.sub(len(key) + 1) if eq else value_word.span)
+        elif opt == "--gpus":
+            gpus = _docker_gpus(value, value_word)
+        elif opt == "--entrypoint":
+            entrypoint = value_word
+        elif opt in ("-p", "--publish"):
+            host_ip, cport = parse_publish(value)
+            ports.append(Port(cport, True, host_ip, value_word.span, "docker run -p"))
+        elif opt == "--ipc" and value == "host":
+            shm = Located("--ipc=host", value_word.span, scope.source)
+        elif opt == "--shm-size":
+            shm_bytes = parse_size(value)
+            shm = Located(f"--shm-size={value}", value_word.span, scope.source)
+    if i >= n:
+        return Found()
+    image_word = words[i]
+    args = words[i + 1:]
+    image = Located(image_word.text, image_word.span, scope.source)
+    new_ctx = replace(
+        ctx,
+        kind=ctx.kind,
+        image=image,
+        gpus=gpus if gpus is not None else ctx.gpus,
+        ports=tuple(ports),
+        shm=shm,
+        shm_size_bytes=shm_bytes,
+    )
+    sub = replace(scope, env=env, context=new_ctx, depth=scope.depth + 1, list_form=True)
+    if entrypoint is not None:
+        return find_launches([entrypoint, *args], sub)
+    entry = images.lookup(image.value)
+    if entry is not None:
+        return launch_from_image(image, image_word, list(args), sub)
+    return find_launches(list(args), sub)
+
+
+def sub_word(word: Word, start: int, end: int | None = None) -> Word:
+    """Characters [start, end) of a word as a word of their own (same positions)."""
+    end = len(word.text) if end is None else end
+    if word.cmap.starts is None:
+        cmap = CharMap.linear(word.cmap.base + start, end - start)
+    else:
+        cmap = CharMap.table(word.cmap.starts[start:end], word.cmap.ends[start:end],
+                             word.cmap.start(end))
+    return Word(word.text[start:end], cmap, word.quoted, word.unresolved)
+
+
+def _docker_gpus(value: str, word: Word) -> GpuRequest | None:
+    v = value.strip().strip('"').strip("'")
+    if v == "all":
+        return GpuRequest(None, "docker --gpus all", word.span)
+    if v.isdigit():
+        return GpuRequest(int(v), "docker --gpus", word.span)
+    m = re.search(r"device=([0-9A-Za-z,\-]+)", v)
+    if m:
+        ids = tuple(x for x in m.group(1).split(",") if x)
+        return GpuRequest(len(ids), "docker --gpus device=", word.span, device_ids=ids)
+    m = re.search(r"count=(\d+)", v)
+    if m:
+        return GpuRequest(int(m.group(1)), "docker --gpus count=", word.span)
+    return GpuRequest(None, "docker --gpus", word.span)
+
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmMgGtTpPeE]?)(i?)([bB]?)\s*$")
+
+
+def parse_size(value: str) -> int | None:
+    """Bytes of a size: Kubernetes `16Gi` (binary) / `1G` (decimal); docker and compose `16g`,
+    `2gb` (binary, as docker reads them)."""
+    m = _SIZE.match(value)
+    if not m:
+        return None
+    number, unit, binary_i, b = m.groups()
+    power = "kmgtpe".find(unit.lower()) + 1 if unit else 0
+    decimal = bool(unit) and unit.isupper() and not binary_i and not b
+    return int(float(number) * (1000 if decimal else 1024) ** power)

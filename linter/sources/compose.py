@@ -1,0 +1,253 @@
+"""docker compose services.
+
+Compose interpolates ``${VAR}``, ``${VAR:-default}``, ``$VAR`` (``$$`` is a literal ``$``) in every
+value, from the shell environment and the ``.env`` file beside the compose file — never from the
+service's own ``environment:``, which only reaches the container.  The linting machine's own
+environment is not used (results must not differ between laptops and CI): a variable that no
+``.env`` sets and that has no default stays unresolved.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+from ..launch import Context, EnvVar, GpuRequest, Located, Port
+from ..source import CharMap, SourceFile, Span, VarRef, Word
+from .commandline import (
+    Found,
+    Scope,
+    find_launches,
+    launch_from_image,
+    parse_publish,
+    compose_word,
+    parse_size,
+)
+from ..shell import split_commands
+from .yamlnodes import (
+    Doc,
+    get,
+    get_str,
+    is_map,
+    is_scalar,
+    is_seq,
+    items,
+    pairs,
+    with_template_refs,
+)
+
+_INTERP = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?+])((?:[^{}]|\{[^}]*\})*))?\}"
+                     r"|\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def is_compose(root: Any) -> bool:
+    return is_map(root) and is_map(get(root, "services")) and get(root, "kind") is None
+
+
+def dotenv(source: SourceFile) -> dict[str, str]:
+    """Variables of the `.env` file beside a compose file (KEY=VALUE lines)."""
+    if source.path.startswith("<"):
+        return {}
+    path = os.path.join(os.path.dirname(os.path.abspath(source.path)), ".env")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            lines = fh.read(1_000_000).splitlines()
+    except OSError:
+        return {}
+    values: dict[str, str] = {}
+    for line in lines:
+        line = line.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        key, _, value = line.partition("=")
+        key = key.removeprefix("export ").strip()
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        values[key] = value
+    return values
+
+
+def interpolate(doc: Doc, node: Any, variables: dict[str, str]) -> Word:
+    """A compose value with ``${…}`` interpolated; unknown variables stay literal and listed."""
+    return with_template_refs(_interpolate(doc, node, variables))
+
+
+def _interpolate(doc: Doc, node: Any, variables: dict[str, str]) -> Word:
+    seg = doc.seg(node)
+    text = seg.text
+    if "$" not in text:
+        return Word(text, seg.cmap, quoted=bool(node.style))
+    cm = seg.cmap
+    chars: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    unresolved: list[VarRef] = []
+    pos = 0
+
+    def copy(i: int, j: int) -> None:
+        for k in range(i, j):
+            chars.append(text[k])
+            starts.append(cm.start(k))
+            ends.append(cm.end(k))
+
+    for m in _INTERP.finditer(text):
+        copy(pos, m.start())
+        s, e = cm.start(m.start()), cm.end(m.end() - 1)
+        pos = m.end()
+        if m.group(0) == "$$":
+            chars.append("$")
+            starts.append(s)
+            ends.append(e)
+            continue
+        name = m.group(1) or m.group(4)
+        op, default = m.group(2), m.group(3) or ""
+        value = variables.get(name)
+        if op in (":-", "-"):
+            if value is None or (op == ":-" and value == ""):
+                value = default
+        elif op in (":+", "+"):
+            value = default if value else ("" if value is not None else None)
+        if value is None:
+            copy(m.start(), m.end())
+            unresolved.append(VarRef(name, Span(s, e)))
+            continue
+        chars.append(value)
+        starts.extend([s] * len(value))
+        ends.extend([e] * len(value))
+    copy(pos, len(text))
+    return Word("".join(chars), CharMap.table(starts, ends, cm.tail), bool(node.style),
+                tuple(unresolved))
+
+
+def extract_compose(doc: Doc, root: Any, found: Found) -> None:
+    variables = dotenv(doc.source)
+    for name, name_node, service in pairs(get(root, "services")):
+        if is_map(service):
+            _service(doc, name, name_node, service, variables, found)
+
+
+def _service(doc: Doc, name: str, name_node: Any, svc: Any, variables: dict[str, str],
+             found: Found) -> None:
+    def word(node: Any) -> Word:
+        return interpolate(doc, node, variables)
+
+    env: dict[str, EnvVar] = {}
+    environment = get(svc, "environment")
+    if is_map(environment):
+        for key, key_node, value in pairs(environment):
+            if is_scalar(value) and value.tag != "tag:yaml.org,2002:null" and value.value != "":
+                w = word(value)
+                env[key] = EnvVar(key, None if w.unresolved else w.text, w.span)
+            else:
+                env[key] = EnvVar(key, None, doc.span(key_node))
+    else:
+        for item in items(environment):
+            if not is_scalar(item):
+                continue
+            w = word(item)
+            key, eq, value = w.text.partition("=")
+            env[key] = EnvVar(key, value if eq and not w.unresolved else None,
+                              w.sub(len(key) + 1) if eq else w.span)
+    gpus = _gpus(doc, svc)
+    ipc = get(svc, "ipc")
+    shm_size = get(svc, "shm_size")
+    shm: Located | None = None
+    shm_bytes: int | None = None
+    if is_scalar(ipc) and ipc.value == "host":
+        shm = Located("ipc: host", doc.span(ipc), doc.source)
+    elif is_scalar(shm_size):
+        shm_bytes = parse_size(word(shm_size).text)
+        shm = Located(f"shm_size: {shm_size.value}", doc.span(shm_size), doc.source)
+    ports: list[Port] = []
+    for p in items(get(svc, "ports")):
+        if is_scalar(p):
+            host_ip, cport = parse_publish(word(p).text)
+            ports.append(Port(cport, True, host_ip, doc.span(p), "compose ports"))
+        elif is_map(p):
+            target = get_str(p, "target")
+            published = get(p, "published")
+            ports.append(Port(int(target) if target and target.isdigit() else None,
+                              published is not None, get_str(p, "host_ip") or "",
+                              doc.span(p), "compose ports"))
+    host_network = get_str(svc, "network_mode") == "host"
+    image_node = get(svc, "image")
+    image = None
+    if is_scalar(image_node):
+        iw = word(image_node)
+        image = Located(iw.text, iw.span, doc.source)
+    probes = ("healthcheck",) if is_map(get(svc, "healthcheck")) and \
+        get_str(svc, "healthcheck", "disable") != "true" else ()
+    ctx = Context(
+        kind="compose",
+        container_name=Located(name, doc.span(name_node), doc.source),
+        object_kind="service",
+        object_name=name,
+        object_span=doc.span(svc),
+        image=image,
+        gpus=gpus,
+        shm=shm,
+        shm_size_bytes=shm_bytes,
+        probes=probes,
+        ports=tuple(ports),
+        host_network=host_network,
+    )
+    scope = Scope(doc.source, ctx, env=env)
+    entrypoint = get(svc, "entrypoint")
+    command = get(svc, "command")
+    ep_words, ep_list = _argv(doc, entrypoint, word)
+    cmd_words, cmd_list = _argv(doc, command, word)
+    list_form = (entrypoint is None or ep_list) and (command is None or cmd_list)
+    scope.list_form = bool(list_form)
+    if entrypoint is not None:
+        found.extend(find_launches(ep_words + cmd_words, scope))
+    elif image is not None and image_node is not None:
+        from_image = launch_from_image(image, word(image_node), cmd_words, scope)
+        if from_image.launches or not cmd_words:
+            found.extend(from_image)
+        else:
+            found.extend(find_launches(cmd_words, scope))
+    elif cmd_words:
+        found.extend(find_launches(cmd_words, scope))
+
+
+def _argv(doc: Doc, node: Any, word) -> tuple[list[Word], bool]:  # type: ignore[no-untyped-def]
+    """Words of a compose command/entrypoint: a list (exec form) or a string split like a
+    shell would split it (compose splits strings with shell-word rules, without a shell)."""
+    if is_seq(node):
+        return [word(n) for n in node.value if is_scalar(n)], True
+    if is_scalar(node) and node.tag != "tag:yaml.org,2002:null":
+        w = word(node)
+        words: list[Word] = []
+        for cmd in split_commands(w.text):
+            words.extend(compose_word(x, w) for x in cmd.words)
+        return words, False
+    return [], True
+
+
+def _gpus(doc: Doc, svc: Any) -> GpuRequest | None:
+    for dev in items(get(svc, "deploy", "resources", "reservations", "devices")):
+        caps = [c.value for c in items(get(dev, "capabilities")) if is_scalar(c)]
+        driver = get_str(dev, "driver")
+        if "gpu" not in caps and driver not in ("nvidia", "amd"):
+            continue
+        count = get(dev, "count")
+        ids = get(dev, "device_ids")
+        if is_scalar(count):
+            value = count.value.strip()
+            return GpuRequest(int(value) if value.isdigit() else None, "compose device count",
+                              doc.span(count), driver or "nvidia")
+        if is_seq(ids):
+            id_list = tuple(i.value for i in ids.value if is_scalar(i))
+            return GpuRequest(len(id_list), "compose device_ids", doc.span(ids),
+                              driver or "nvidia", device_ids=id_list)
+        # no count and no device_ids: all GPUs of the host
+        return GpuRequest(None, "compose devices (all GPUs)", doc.span(dev), driver or "nvidia")
+    gpus = get(svc, "gpus")
+    if is_scalar(gpus):
+        v = gpus.value.strip()
+        return GpuRequest(int(v) if v.isdigit() else None, "compose gpus", doc.span(gpus))
+    if is_seq(gpus):
+        return GpuRequest(None, "compose gpus", doc.span(gpus))
+    return None

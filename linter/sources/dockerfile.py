@@ -1,0 +1,248 @@
+"""Dockerfiles: the final stage's ENTRYPOINT + CMD, with the base image's entrypoint.
+
+Exec form (a JSON array) gives list-form words; shell form runs through ``/bin/sh -c``.  A line
+ending in the escape character continues the instruction; comment lines inside it are dropped, as
+BuildKit does.  ``RUN pip install vllm==X`` pins the release for the launch.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..launch import Context, EnvVar, Located
+from ..source import CharMap, SourceFile, Word
+from .commandline import Found, Scope, find_launches, launch_from_image, search_script
+
+_INSTR = re.compile(r"^\s*([A-Za-z]+)(\s+|$)")
+_ESCAPE_DIRECTIVE = re.compile(r"^#\s*escape\s*=\s*([\\`])\s*$", re.I)
+_JSON_ESC = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
+@dataclass(slots=True)
+class _Instruction:
+    name: str
+    text: str  # arguments after the instruction word, continuation lines joined
+    cmap: CharMap
+    line_offset: int
+
+
+@dataclass(slots=True)
+class _Stage:
+    image: Word | None = None
+    alias: str | None = None
+    entrypoint: _Instruction | None = None
+    cmd: _Instruction | None = None
+    env: dict[str, EnvVar] = field(default_factory=dict)
+    pin: Located | None = None
+    inherited: "_Stage | None" = None
+
+
+def _instructions(text: str) -> list[_Instruction]:
+    escape = "\\"
+    lines = text.split("\n")
+    offsets = []
+    pos = 0
+    for line in lines:
+        offsets.append(pos)
+        pos += len(line) + 1
+    for line in lines:
+        if not line.startswith("#"):
+            break
+        m = _ESCAPE_DIRECTIVE.match(line.rstrip("\r"))
+        if m:
+            escape = m.group(1)
+    result: list[_Instruction] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i].rstrip("\r")
+        if not line.strip() or line.lstrip().startswith("#"):
+            i += 1
+            continue
+        chars: list[str] = []
+        starts: list[int] = []
+        start_line = i
+        while True:
+            body = lines[i].rstrip("\r")
+            cont = body.rstrip(" \t").endswith(escape)
+            if cont:
+                body = body.rstrip(" \t")[:-1]
+            for k, ch in enumerate(body):
+                chars.append(ch)
+                starts.append(offsets[i] + k)
+            i += 1
+            if not cont:
+                break
+            while i < len(lines) and (lines[i].lstrip().startswith("#") or not lines[i].strip()):
+                i += 1
+            if i >= len(lines):
+                break
+            chars.append(" ")
+            starts.append(offsets[i] - 1)
+        logical = "".join(chars)
+        m = _INSTR.match(logical)
+        if not m:
+            continue
+        arg_start = m.end()
+        sub_starts = starts[arg_start:]
+        ends = [s + 1 for s in sub_starts]
+        tail = (sub_starts[-1] + 1) if sub_starts else (starts[-1] + 1 if starts else 0)
+        result.append(_Instruction(m.group(1).upper(), logical[arg_start:],
+                                   CharMap.table(sub_starts, ends, tail), offsets[start_line]))
+    return result
+
+
+def _json_array(ins: _Instruction) -> list[Word] | None:
+    """Words of an exec-form JSON array with exact positions, None when not valid JSON."""
+    text = ins.text
+    i = 0
+    n = len(text)
+
+    def skip() -> None:
+        nonlocal i
+        while i < n and text[i] in " \t\r\n":
+            i += 1
+
+    skip()
+    if i >= n or text[i] != "[":
+        return None
+    i += 1
+    words: list[Word] = []
+    skip()
+    if i < n and text[i] == "]":
+        return words
+    while True:
+        skip()
+        if i >= n or text[i] != '"':
+            return None
+        i += 1
+        chars: list[str] = []
+        starts: list[int] = []
+        ends: list[int] = []
+        while i < n and text[i] != '"':
+            if text[i] == "\\":
+                if i + 1 >= n:
+                    return None
+                e = text[i + 1]
+                if e in _JSON_ESC:
+                    chars.append(_JSON_ESC[e])
+                    starts.append(ins.cmap.start(i))
+                    ends.append(ins.cmap.end(i + 1))
+                    i += 2
+                    continue
+                if e == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", text[i + 2:i + 6]):
+                    chars.append(chr(int(text[i + 2:i + 6], 16)))
+                    starts.append(ins.cmap.start(i))
+                    ends.append(ins.cmap.end(i + 5))
+                    i += 6
+                    continue
+                return None
+            chars.append(text[i])
+            starts.append(ins.cmap.start(i))
+            ends.append(ins.cmap.end(i))
+            i += 1
+        if i >= n:
+            return None
+        tail = ins.cmap.start(i)
+        i += 1
+        words.append(Word("".join(chars), CharMap.table(starts, ends, tail) if chars
+                          else CharMap(tail, 0, tail=tail), quoted=True))
+        skip()
+        if i < n and text[i] == ",":
+            i += 1
+            continue
+        if i < n and text[i] == "]":
+            i += 1
+            skip()
+            return words if i == n else None
+        return None
+
+
+def _env_pairs(ins: _Instruction, env: dict[str, EnvVar]) -> None:
+    text = ins.text.strip()
+    if "=" not in text.split(" ")[0]:
+        key, _, value = text.partition(" ")
+        env[key] = EnvVar(key, value.strip(), ins.cmap.span(len(key) + 1, len(ins.text)))
+        return
+    from ..shell import split_commands
+
+    for cmd in split_commands(ins.text):
+        for key, w in cmd.assignments:
+            env[key] = EnvVar(key, w.text, w.cmap.to_span())
+        for w in cmd.words:
+            if "=" in w.text:
+                key, _, value = w.text.partition("=")
+                env[key] = EnvVar(key, value, w.sub(len(key) + 1))
+
+
+def extract_dockerfile(source: SourceFile) -> Found:
+    stages: list[_Stage] = []
+    for ins in _instructions(source.text):
+        if ins.name == "FROM":
+            parts = ins.text.split()
+            words = [p for p in parts if not p.startswith("--")]
+            if not words:
+                continue
+            image_text = words[0]
+            at = ins.text.find(image_text)
+            image = Word(image_text, CharMap.table(
+                [ins.cmap.start(k) for k in range(at, at + len(image_text))],
+                [ins.cmap.end(k) for k in range(at, at + len(image_text))],
+                ins.cmap.start(at + len(image_text))))
+            alias = words[2] if len(words) >= 3 and words[1].lower() == "as" else None
+            parent = next((s for s in stages if s.alias and s.alias == image_text), None)
+            stage = _Stage(image=image, alias=alias, inherited=parent)
+            if parent is not None:
+                stage.env = dict(parent.env)
+                stage.pin = parent.pin
+            stages.append(stage)
+        elif not stages:
+            continue
+        elif ins.name in ("ENV", "ARG"):
+            _env_pairs(ins, stages[-1].env)
+        elif ins.name == "ENTRYPOINT":
+            stages[-1].entrypoint = ins
+            stages[-1].cmd = None
+        elif ins.name == "CMD":
+            stages[-1].cmd = ins
+        elif ins.name == "RUN":
+            from . import pip_pin
+
+            pin = pip_pin(source, ins.text)
+            if pin is not None:
+                m = ins.text.find(pin.value, 0)
+                stages[-1].pin = Located(pin.value, ins.cmap.span(m, m + len(pin.value)), source)
+    if not stages:
+        return Found()
+    return _final_stage(source, stages[-1])
+
+
+def _final_stage(source: SourceFile, stage: _Stage) -> Found:
+    entry, cmd = stage.entrypoint, stage.cmd
+    origin = stage
+    while origin.inherited is not None and entry is None and cmd is None:
+        origin = origin.inherited
+        entry, cmd = origin.entrypoint, origin.cmd
+    base = origin.image
+    ctx = Context(kind="dockerfile",
+                  image=Located(base.text, base.span, source) if base is not None else None)
+    scope = Scope(source, ctx, env=dict(stage.env), version_pin=stage.pin)
+    if entry is not None:
+        words = _json_array(entry)
+        if words is None:
+            return search_script(entry.text, Word(entry.text, entry.cmap), scope)
+        cmd_words = _json_array(cmd) if cmd is not None else []
+        scope.list_form = True
+        return find_launches(words + (cmd_words or []), scope)
+    if cmd is None:
+        # an image that only adds to its base: the command comes at `docker run` time
+        return Found()
+    words = _json_array(cmd)
+    if words is None:
+        return search_script(cmd.text, Word(cmd.text, cmd.cmap), scope)
+    scope.list_form = True
+    if base is not None and ctx.image is not None:
+        found = launch_from_image(ctx.image, base, words, scope)
+        if found.launches:
+            return found
+    return find_launches(words, scope)

@@ -1,0 +1,352 @@
+"""Kubernetes objects: engine containers of any pod template, plus Services and HPAs.
+
+Any object with a pod template (``containers:``) is searched, whatever its kind: Pod, Deployment,
+StatefulSet, DaemonSet, ReplicaSet, Job, CronJob, LeaderWorkerSet (leader and worker templates),
+KServe ServingRuntime / InferenceService, KubeRay clusters …  Kubernetes expands only ``$(VAR)``
+in ``command``/``args``, from the container's ``env``; ``${VAR}`` stays literal unless a shell
+runs the string.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Any
+
+from ..launch import Context, EnvVar, GpuRequest, HpaInfo, Located, Port, ServiceInfo
+from ..source import CharMap, Span, VarRef, Word
+from .commandline import Found, Scope, find_launches, launch_from_image, parse_size
+from .yamlnodes import (
+    MAX_VISITS,
+    Doc,
+    get,
+    get_str,
+    is_map,
+    is_scalar,
+    is_seq,
+    items,
+    pairs,
+    str_map,
+    with_template_refs,
+)
+
+GPU_RESOURCES = {"nvidia.com/gpu": "nvidia", "amd.com/gpu": "amd"}
+GPU_LABEL_KEYS = (
+    "nvidia.com/gpu.product",
+    "cloud.google.com/gke-accelerator",
+    "node.kubernetes.io/instance-type",
+    "beta.kubernetes.io/instance-type",
+    "karpenter.k8s.aws/instance-gpu-name",
+    "nvidia.com/gpu.count",
+    "cloud.google.com/gke-accelerator-count",
+)
+RAY_KINDS = {"RayCluster", "RayService", "RayJob"}
+_K8S_VAR = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.\-]*)\)")
+
+
+def is_kubernetes(root: Any) -> bool:
+    return is_map(root) and get_str(root, "kind") is not None and (
+        get(root, "apiVersion") is not None or get(root, "spec") is not None
+        or get(root, "items") is not None)
+
+
+def extract_object(doc: Doc, root: Any, found: Found, services: list, hpas: list) -> None:
+    kind = get_str(root, "kind") or ""
+    if kind.endswith("List") and is_seq(get(root, "items")):
+        for item in items(get(root, "items")):
+            extract_object(doc, item, found, services, hpas)
+        return
+    meta = get(root, "metadata")
+    name = get_str(meta, "name") or ""
+    namespace = get_str(meta, "namespace")
+    if kind == "Service":
+        services.append(_service(doc, root, name, namespace))
+        return
+    if kind == "HorizontalPodAutoscaler":
+        hpas.append(_hpa(doc, root, name, namespace))
+        return
+    annotations = str_map(get(meta, "annotations"))
+    replicas_node = get(root, "spec", "replicas")
+    replicas = (Located(replicas_node.value, doc.span(replicas_node), doc.source)
+                if is_scalar(replicas_node) else None)
+    size_node = get(root, "spec", "leaderWorkerTemplate", "size")
+    size = (Located(size_node.value, doc.span(size_node), doc.source)
+            if is_scalar(size_node) else None)
+    base = Context(
+        kind="k8s",
+        object_kind=kind,
+        object_name=name,
+        object_span=doc.span(root),
+        namespace=namespace,
+        annotations=annotations,
+        replicas=replicas,
+        group_size=size,
+        ray_cluster=kind in RAY_KINDS,
+    )
+    visits = [0]
+    for pod_spec, template_meta, role in _pod_specs(root, None, None, visits, 0):
+        ctx = replace(
+            base,
+            role=role,
+            pod_labels=str_map(get(template_meta, "labels")) or str_map(get(meta, "labels")),
+            annotations={**annotations, **str_map(get(template_meta, "annotations"))},
+        )
+        _extract_pod(doc, pod_spec, ctx, found)
+
+
+def _pod_specs(node: Any, meta: Any, role: str | None, visits: list[int], depth: int):
+    """(pod spec, template metadata, role) for every pod template inside an object."""
+    if depth > 24 or visits[0] > MAX_VISITS:
+        return
+    visits[0] += 1
+    if is_map(node):
+        if is_seq(get(node, "containers")):
+            yield node, meta, role
+            return
+        for key, _, value in pairs(node):
+            sub_role = role
+            if key in ("leaderTemplate", "workerTemplate"):
+                sub_role = "leader" if key == "leaderTemplate" else "worker"
+            elif key in ("headGroupSpec",):
+                sub_role = "head"
+            elif key in ("workerGroupSpecs",):
+                sub_role = "worker"
+            elif key in ("predictor", "transformer", "explainer"):
+                sub_role = key
+            sub_meta = get(value, "metadata") if is_map(value) and is_map(get(value, "spec")) \
+                else meta
+            yield from _pod_specs(value, sub_meta, sub_role, visits, depth + 1)
+    elif is_seq(node):
+        for item in node.value:
+            yield from _pod_specs(item, meta, role, visits, depth + 1)
+
+
+def _node_labels(doc: Doc, pod: Any) -> dict[str, Located]:
+    labels: dict[str, Located] = {}
+    for key, _, value in pairs(get(pod, "nodeSelector")):
+        if is_scalar(value):
+            labels[key] = Located(value.value, doc.span(value), doc.source)
+    terms = get(pod, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution",
+                "nodeSelectorTerms")
+    pref = get(pod, "affinity", "nodeAffinity", "preferredDuringSchedulingIgnoredDuringExecution")
+    exprs: list[Any] = []
+    for term in items(terms):
+        exprs.extend(items(get(term, "matchExpressions")))
+    for p in items(pref):
+        exprs.extend(items(get(p, "preference", "matchExpressions")))
+    for expr in exprs:
+        key = get_str(expr, "key")
+        values = items(get(expr, "values"))
+        if key and get_str(expr, "operator") == "In" and values and is_scalar(values[0]) \
+                and key not in labels:
+            labels[key] = Located(values[0].value, doc.span(values[0]), doc.source)
+    return labels
+
+
+def _volumes(doc: Doc, pod: Any) -> dict[str, tuple[str, Any]]:
+    vols: dict[str, tuple[str, Any]] = {}
+    for v in items(get(pod, "volumes")):
+        name = get_str(v, "name")
+        if not name:
+            continue
+        kind = "other"
+        for key, _, value in pairs(v):
+            if key == "name":
+                continue
+            kind = key
+            if key == "emptyDir" and get_str(value, "medium") == "Memory":
+                kind = "emptyDir:Memory"
+            vols[name] = (kind, v)
+    return vols
+
+
+def _extract_pod(doc: Doc, pod: Any, ctx: Context, found: Found) -> None:
+    labels = _node_labels(doc, pod)
+    volumes = _volumes(doc, pod)
+    host_network = get_str(pod, "hostNetwork") == "true"
+    containers = items(get(pod, "containers")) + items(get(pod, "initContainers"))
+    for container in containers:
+        if not is_map(container):
+            continue
+        _extract_container(doc, container, replace(ctx, node_labels=labels,
+                                                   host_network=host_network), volumes, found)
+
+
+def _env(doc: Doc, container: Any) -> dict[str, EnvVar]:
+    env: dict[str, EnvVar] = {}
+    for item in items(get(container, "env")):
+        name = get_str(item, "name")
+        if not name:
+            continue
+        value = get(item, "value")
+        if is_scalar(value):
+            # $(VAR) inside env values refers to earlier entries
+            word = expand_k8s(doc, value, env)
+            env[name] = EnvVar(name, None if word.unresolved else word.text, word.span)
+        else:
+            name_node = get(item, "name")
+            env[name] = EnvVar(name, None, doc.span(name_node))
+    return env
+
+
+def expand_k8s(doc: Doc, node: Any, env: dict[str, EnvVar]) -> Word:
+    """A command/args item with Kubernetes ``$(VAR)`` references expanded from ``env``."""
+    return with_template_refs(_expand_k8s(doc, node, env))
+
+
+def _expand_k8s(doc: Doc, node: Any, env: dict[str, EnvVar]) -> Word:
+    seg = doc.seg(node)
+    text = seg.text
+    if "$" not in text:
+        return Word(text, seg.cmap, quoted=bool(node.style))
+    chars: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    unresolved = []
+    pos = 0
+    cm = seg.cmap
+    for m in _K8S_VAR.finditer(text):
+        for i in range(pos, m.start()):
+            chars.append(text[i])
+            starts.append(cm.start(i))
+            ends.append(cm.end(i))
+        s, e = cm.start(m.start()), cm.end(m.end() - 1)
+        if m.group(0) == "$$":
+            chars.append("$")
+            starts.append(s)
+            ends.append(e)
+        else:
+            var = env.get(m.group(1))
+            if var is not None and var.value is not None:
+                chars.append(var.value)
+                starts.extend([s] * len(var.value))
+                ends.extend([e] * len(var.value))
+            else:
+                # kubelet leaves a reference it cannot expand as it is; envFrom, a secret or a
+                # configMap may define it, so its value stays unknown (never guessed)
+                for i in range(m.start(), m.end()):
+                    chars.append(text[i])
+                    starts.append(cm.start(i))
+                    ends.append(cm.end(i))
+                unresolved.append(VarRef(m.group(1), Span(s, e)))
+        pos = m.end()
+    for i in range(pos, len(text)):
+        chars.append(text[i])
+        starts.append(cm.start(i))
+        ends.append(cm.end(i))
+    return Word("".join(chars), CharMap.table(starts, ends, cm.tail), bool(node.style),
+                tuple(unresolved))
+
+
+def _gpus(doc: Doc, container: Any) -> tuple[GpuRequest | None, Located | None]:
+    limits = get(container, "resources", "limits")
+    requests = get(container, "resources", "requests")
+    for res, vendor in GPU_RESOURCES.items():
+        node = get(limits, res)
+        if is_scalar(node):
+            value = node.value.strip()
+            count = int(value) if value.isdigit() else None
+            return GpuRequest(count, f"{res} limit", doc.span(node), vendor), None
+    for res, vendor in GPU_RESOURCES.items():
+        node = get(requests, res)
+        if is_scalar(node):
+            return None, Located(node.value, doc.span(node), doc.source)
+    return None, None
+
+
+def _extract_container(doc: Doc, container: Any, ctx: Context,
+                       volumes: dict[str, tuple[str, Any]], found: Found) -> None:
+    image_node = get(container, "image")
+    command = get(container, "command")
+    args = get(container, "args")
+    if image_node is None and command is None and args is None:
+        return
+    env = _env(doc, container)
+    name_node = get(container, "name")
+    gpus, requests_only = _gpus(doc, container)
+    shm: Located | None = None
+    shm_bytes: int | None = None
+    mounts: dict[str, Located] = {}
+    for mount in items(get(container, "volumeMounts")):
+        path = get_str(mount, "mountPath")
+        vol = volumes.get(get_str(mount, "name") or "")
+        if not path or vol is None:
+            continue
+        kind, vol_node = vol
+        mounts[path] = Located(kind, doc.span(get(mount, "mountPath")), doc.source)
+        if path.rstrip("/") == "/dev/shm" and kind == "emptyDir:Memory":
+            limit = get_str(vol_node, "emptyDir", "sizeLimit")
+            shm_bytes = parse_size(limit) if limit else None
+            shm = Located("emptyDir medium: Memory" + (f" (sizeLimit {limit})" if limit else ""),
+                          doc.span(get(mount, "mountPath")), doc.source)
+    ports: list[Port] = []
+    for p in items(get(container, "ports")):
+        cport = get_str(p, "containerPort")
+        hport = get(p, "hostPort")
+        cport_int = int(cport) if cport and cport.isdigit() else None
+        if is_scalar(hport):
+            ports.append(Port(cport_int, True, get_str(p, "hostIP") or "", doc.span(hport),
+                              "hostPort"))
+        elif cport_int is not None:
+            ports.append(Port(cport_int, False, "", doc.span(get(p, "containerPort")),
+                              "containerPort"))
+    probes = tuple(k for k in ("readinessProbe", "startupProbe", "livenessProbe")
+                   if get(container, k) is not None)
+    image = (Located(image_node.value, doc.span(image_node), doc.source)
+             if is_scalar(image_node) else None)
+    ctx = replace(
+        ctx,
+        container_name=(Located(name_node.value, doc.span(name_node), doc.source)
+                        if is_scalar(name_node) else None),
+        image=image,
+        gpus=gpus,
+        gpu_requests_only=requests_only,
+        shm=shm if shm is not None or not ctx.ray_cluster else Located("KubeRay pod"),
+        shm_size_bytes=shm_bytes,
+        probes=probes,
+        ports=tuple(ports),
+        volumes=mounts,
+    )
+    scope = Scope(doc.source, ctx, env=env, list_form=True)
+    cmd_words = _words(doc, command, env)
+    arg_words = _words(doc, args, env)
+    if command is not None:
+        found.extend(find_launches(cmd_words + arg_words, scope))
+    elif image is not None and is_scalar(image_node):
+        found.extend(launch_from_image(image, doc.word(image_node), arg_words, scope))
+
+
+def _words(doc: Doc, node: Any, env: dict[str, EnvVar]) -> list[Word]:
+    if is_seq(node):
+        return [expand_k8s(doc, n, env) for n in node.value if is_scalar(n)]
+    if is_scalar(node):
+        return [expand_k8s(doc, node, env)]
+    return []
+
+
+def _service(doc: Doc, root: Any, name: str, namespace: str | None) -> ServiceInfo:
+    spec = get(root, "spec")
+    type_node = get(spec, "type")
+    stype = (Located(type_node.value, doc.span(type_node), doc.source) if is_scalar(type_node)
+             else Located("ClusterIP"))
+    ports = []
+    for p in items(get(spec, "ports")):
+        port = get_str(p, "port")
+        target = get_str(p, "targetPort")
+        ports.append((int(port) if port and port.isdigit() else None, target))
+    return ServiceInfo(doc.source, name, namespace, stype, str_map(get(spec, "selector")),
+                       tuple(ports), str_map(get(root, "metadata", "annotations")), doc.span(root))
+
+
+def _hpa(doc: Doc, root: Any, name: str, namespace: str | None) -> HpaInfo:
+    spec = get(root, "spec")
+    metrics: list[Located] = []
+    for m in items(get(spec, "metrics")):
+        for _, _, body in pairs(m):
+            for path in (("metric", "name"), ("metricName",), ("name",)):
+                n = get(body, *path)
+                if is_scalar(n):
+                    metrics.append(Located(n.value, doc.span(n), doc.source))
+                    break
+    return HpaInfo(doc.source, name, namespace, get_str(spec, "scaleTargetRef", "kind"),
+                   get_str(spec, "scaleTargetRef", "name"), tuple(metrics), doc.span(root))

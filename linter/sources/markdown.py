@@ -1,0 +1,107 @@
+"""Markdown: fenced shell and YAML blocks (docs are where deployments get copied from).
+
+Shell blocks (`bash`, `sh`, `shell`, `console`, `zsh`, `shell-session`) are searched as scripts;
+when a block uses `$ ` prompts only the prompted lines and their continuations are commands (the
+rest is output).  YAML blocks are read as Kubernetes or compose documents.  Every position maps back to the Markdown file.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from ..launch import Context
+from ..source import CharMap, SourceFile, Word
+from .commandline import Scope, search_script
+from .yamlnodes import Doc
+
+if TYPE_CHECKING:
+    from . import FileResult
+
+_FENCE = re.compile(r"^([ \t]*)(`{3,}|~{3,})[ \t]*([^`\s]*)[^`\n]*$")
+SHELL_LANGS = {"bash", "sh", "shell", "console", "zsh", "shell-session", "shellsession",
+               "terminal"}
+YAML_LANGS = {"yaml", "yml"}
+_PROMPT = re.compile(r"^[ \t]*(?:\([^)]*\)\s*)?(?:[\w.@~:/-]*)?\$ ")
+_ROOT_PROMPT = re.compile(r"^[ \t]*(?:\([^)]*\)\s*)?(?:[\w.@~:/-]*)?[$#] ")
+_CONSOLE = {"console", "shell-session", "shellsession", "terminal"}
+
+
+def _blocks(text: str):  # type: ignore[no-untyped-def]
+    """(language, [(line start offset, line text)]) for each fenced block."""
+    lines = text.split("\n")
+    offsets = []
+    pos = 0
+    for line in lines:
+        offsets.append(pos)
+        pos += len(line) + 1
+    i = 0
+    while i < len(lines):
+        m = _FENCE.match(lines[i].rstrip("\r"))
+        if not m:
+            i += 1
+            continue
+        indent, fence, lang = len(m.group(1)), m.group(2), m.group(3).lower()
+        body = []
+        j = i + 1
+        while j < len(lines):
+            stripped = lines[j].rstrip("\r")
+            if stripped.lstrip().startswith(fence[0] * len(fence)) and \
+                    not stripped.strip().strip(fence[0]):
+                break
+            cut = min(indent, len(stripped) - len(stripped.lstrip(" ")))
+            body.append((offsets[j] + cut, stripped[cut:]))
+            j += 1
+        yield lang, body
+        i = j + 1
+
+
+def _segment(lines: list[tuple[int, str]]) -> Word:
+    chars: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    for offset, line in lines:
+        for k, ch in enumerate(line):
+            chars.append(ch)
+            starts.append(offset + k)
+            ends.append(offset + k + 1)
+        chars.append("\n")
+        starts.append(offset + len(line))
+        ends.append(offset + len(line) + 1)
+    tail = ends[-1] if ends else 0
+    return Word("".join(chars), CharMap.table(starts, ends, tail) if chars else CharMap(0, 0))
+
+
+def _commands_only(lines: list[tuple[int, str]], prompt: re.Pattern[str]) -> list[tuple[int, str]]:
+    """Prompted lines without their prompt, and their continuation lines; output dropped."""
+    out: list[tuple[int, str]] = []
+    continuing = False
+    for offset, line in lines:
+        m = prompt.match(line)
+        if m:
+            out.append((offset + m.end(), line[m.end():]))
+        elif continuing:
+            out.append((offset, line))
+        else:
+            out.append((offset, ""))
+        continuing = (m is not None or continuing) and line.rstrip().endswith("\\")
+    return out
+
+
+def extract_markdown(source: SourceFile, result: "FileResult") -> None:
+    from . import _add, extract_yaml
+
+    for lang, lines in _blocks(source.text):
+        if not lines:
+            continue
+        if lang in SHELL_LANGS:
+            if lang in _CONSOLE:
+                lines = _commands_only(lines, _ROOT_PROMPT)
+            elif any(_PROMPT.match(line) for _, line in lines):
+                lines = _commands_only(lines, _PROMPT)
+            word = _segment(lines)
+            found = search_script(word.text, word, Scope(source, Context(kind="markdown")))
+            _add(result, found, None)
+        elif lang in YAML_LANGS:
+            word = _segment(lines)
+            extract_yaml(Doc(source, word.text, word.cmap), result)

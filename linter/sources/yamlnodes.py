@@ -1,0 +1,103 @@
+"""Small helpers over composed YAML nodes (shared by the Kubernetes and compose sources).
+
+A ``Doc`` carries the text the YAML was composed from and, when that text is itself a piece of a
+file (a Markdown block), the map back to the file, so every Segment and Span is in file offsets.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import Any, Iterator
+
+from ..source import CharMap, Segment, SourceFile, Span, VarRef, Word
+from ..yamlsrc import scalar_segment
+
+MAX_VISITS = 200_000  # alias-heavy documents: bounded walks
+
+
+@dataclass(slots=True)
+class Doc:
+    source: SourceFile
+    text: str
+    base: CharMap | None = None  # text offsets -> file offsets (None: text is the file)
+
+    def seg(self, node: Any) -> Segment:
+        seg = scalar_segment(self.text, node)
+        if self.base is None:
+            return seg
+        return Segment(seg.text, seg.cmap.compose(self.base))
+
+    def word(self, node: Any) -> Word:
+        seg = self.seg(node)
+        return Word(seg.text, seg.cmap, quoted=bool(getattr(node, "style", None)))
+
+    def span(self, node: Any) -> Span:
+        s, e = node.start_mark.index, node.end_mark.index
+        if self.base is None:
+            return Span(s, e)
+        return self.base.span(s, e)
+
+    def offset(self, index: int) -> int:
+        return index if self.base is None else self.base.start(index)
+
+
+def is_map(node: Any) -> bool:
+    return node is not None and type(node).__name__ == "MappingNode"
+
+
+def is_seq(node: Any) -> bool:
+    return node is not None and type(node).__name__ == "SequenceNode"
+
+
+def is_scalar(node: Any) -> bool:
+    return node is not None and type(node).__name__ == "ScalarNode"
+
+
+def pairs(node: Any) -> Iterator[tuple[str, Any, Any]]:
+    """(key text, key node, value node) of a mapping node; non-scalar keys skipped."""
+    if not is_map(node):
+        return
+    for k, v in node.value:
+        if is_scalar(k):
+            yield k.value, k, v
+
+
+def get(node: Any, *path: str) -> Any:
+    for key in path:
+        if not is_map(node):
+            return None
+        found = None
+        for k, v in node.value:
+            if is_scalar(k) and k.value == key:
+                found = v
+        node = found
+    return node
+
+
+def get_str(node: Any, *path: str) -> str | None:
+    n = get(node, *path)
+    return n.value if is_scalar(n) else None
+
+
+def items(node: Any) -> list[Any]:
+    return list(node.value) if is_seq(node) else []
+
+
+def str_map(node: Any) -> dict[str, str]:
+    return {k: v.value for k, _, v in pairs(node) if is_scalar(v)}
+
+
+_TEMPLATE = re.compile(r"\{\{.*?\}\}|\{%.*?%\}", re.S)
+
+
+def with_template_refs(word: Word) -> Word:
+    """A word holding `{{ … }}` (a Helm/Go/Jinja template left in a string) has no value the
+    linter can know: each template is listed as unresolved, like a variable."""
+    if "{" not in word.text:
+        return word
+    refs = tuple(VarRef(m.group(0), word.sub(m.start(), m.end()))
+                 for m in _TEMPLATE.finditer(word.text))
+    if not refs:
+        return word
+    return replace(word, unresolved=word.unresolved + refs)

@@ -1,0 +1,363 @@
+"""YAML reading for the lint path: the C composer, guarded, and exact scalar positions.
+
+``compose_documents`` turns a file's text into node trees with ruamel.yaml's C composer (libyaml,
+~25x faster than the pure one).  The composer kills the process on very deep nesting, so the text
+is scanned first and refused (MG002) beyond ``MAX_DEPTH`` levels.  Aliases are shared nodes, never
+expanded: walkers visit each node a bounded number of times.
+
+``scalar_segment`` maps each character of a scalar's value back to the file for every scalar style
+(plain, single- and double-quoted, literal ``|`` and folded ``>``).  The map is rebuilt from the
+source text by the YAML folding rules and verified against the parser's value; if the two ever
+differ the whole scalar's span is used for every character (never a guessed offset).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from .source import CharMap, Segment, Span
+
+MAX_DEPTH = 1000
+
+
+class YamlError(Exception):
+    def __init__(self, message: str, offset: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.offset = offset
+
+
+@dataclass(slots=True)
+class _Loader:
+    cls: Any
+    c_composer: bool
+
+
+_LOADER: _Loader | None = None
+
+
+def _loader() -> _Loader:
+    global _LOADER
+    if _LOADER is None:
+        try:
+            from ruamel.yaml.cyaml import CBaseLoader
+
+            _LOADER = _Loader(CBaseLoader, True)
+        except ImportError:  # ruamel.yaml.clib missing: the pure composer is slower but exact
+            from ruamel.yaml.loader import BaseLoader
+
+            _LOADER = _Loader(BaseLoader, False)
+    return _LOADER
+
+
+_OPENERS = re.compile(r"[\[{]")
+
+
+def nesting_depth_exceeds(text: str, limit: int = MAX_DEPTH) -> int | None:
+    """Offset where flow or block nesting passes ``limit`` levels, else None.
+
+    Cheap upper bound: flow brackets are counted outside quotes; block nesting cannot exceed the
+    indentation width plus the number of `- ` sequence entries on a line.
+    """
+    depth = 0
+    in_quote = ""
+    for i, ch in enumerate(text):
+        if in_quote:
+            if ch == in_quote:
+                in_quote = ""
+            continue
+        if ch in "[{":
+            depth += 1
+            if depth > limit:
+                return i
+        elif ch in "]}":
+            depth = max(0, depth - 1)
+        elif ch in "\"'" and (i == 0 or text[i - 1] in " \t[{,:\n"):
+            in_quote = ch
+        elif ch == "\n":
+            in_quote = ""
+    if len(text) // 2 > limit:
+        line_start = 0
+        for line in text.split("\n"):
+            stripped = line.lstrip(" -")
+            level = len(line) - len(stripped)
+            if level > 2 * limit:
+                return line_start + 2 * limit
+            line_start += len(line) + 1
+    return None
+
+
+def compose_documents(text: str) -> Iterator[Any]:
+    """Yield the root node of each document; raise YamlError with the offset of a syntax error."""
+    deep = nesting_depth_exceeds(text)
+    if deep is not None:
+        raise YamlError(f"nesting deeper than {MAX_DEPTH} levels; not parsed", deep)
+    loader = _loader().cls(text)
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            if node is not None:
+                yield node
+    except Exception as exc:  # ruamel's MarkedYAMLError and the C reader's errors
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        offset = getattr(mark, "index", 0) if mark is not None else 0
+        problem = getattr(exc, "problem", None) or str(exc).split("\n")[0]
+        context = getattr(exc, "context", None)
+        msg = f"{problem} ({context})" if context else str(problem)
+        raise YamlError(msg, offset) from None
+    finally:
+        dispose = getattr(loader, "dispose", None)
+        if dispose is not None:
+            dispose()
+
+
+# --------------------------------------------------------------------------- scalar positions
+
+def scalar_segment(text: str, node: Any) -> Segment:
+    """The scalar's value with a map from each character to its place in ``text``."""
+    value: str = node.value
+    start: int = node.start_mark.index
+    end: int = node.end_mark.index
+    style = node.style or ""
+    while start < end and text[start] in "&!":
+        # node properties (an anchor `&a`, a tag `!x`) precede the scalar itself
+        m = _PROPERTY.match(text, start)
+        start = m.end() if m else end
+    if style == "" and text[start:end] == value:
+        return Segment(value, CharMap.linear(start, len(value)))
+    try:
+        if style in ("", "'", '"'):
+            built = _flow_scalar(text, start, end, style)
+        elif style in ("|", ">"):
+            built = _block_scalar(text, start, end, style)
+        else:
+            built = None
+    except (IndexError, ValueError):
+        built = None
+    if built is not None:
+        chars, starts, ends = built
+        if "".join(chars) == value:
+            return Segment(value, CharMap.table(starts, ends, end))
+    # Unverified: every character gets the whole scalar's span (never a guessed offset).
+    n = len(value)
+    return Segment(value, CharMap(start, n, [start] * n, [end] * n, end))
+
+
+_PROPERTY = re.compile(r"[&!][^\s]*[ \t]*(?:\r?\n[ \t]*)?")
+_SIMPLE_ESC = {"0": "\0", "a": "\a", "b": "\b", "t": "\t", "\t": "\t", "n": "\n", "v": "\v",
+               "f": "\f", "r": "\r", "e": "\x1b", " ": " ", '"': '"', "/": "/", "\\": "\\",
+               "N": "\x85", "_": "\xa0", "L": "\u2028", "P": "\u2029"}
+_HEX_LEN = {"x": 2, "u": 4, "U": 8}
+
+
+def _flow_scalar(
+    text: str, start: int, end: int, style: str
+) -> tuple[list[str], list[int], list[int]] | None:
+    """Plain and quoted scalars: line folding, '' and backslash escapes."""
+    chars: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    if style:
+        i, stop = start + 1, end - 1
+    else:
+        i, stop = start, end
+    pending_ws: list[int] = []  # offsets of spaces/tabs not yet known to be kept
+
+    def flush_ws() -> None:
+        for p in pending_ws:
+            chars.append(text[p])
+            starts.append(p)
+            ends.append(p + 1)
+        pending_ws.clear()
+
+    while i < stop:
+        ch = text[i]
+        if ch in " \t":
+            pending_ws.append(i)
+            i += 1
+            continue
+        if ch in "\r\n":
+            # fold: drop trailing whitespace, count empty lines, skip leading indentation
+            pending_ws.clear()
+            brk = i
+            i = _skip_break(text, i)
+            empties: list[int] = []
+            while True:
+                j = i
+                while j < stop and text[j] in " \t":
+                    j += 1
+                if j < stop and text[j] in "\r\n":
+                    empties.append(j)
+                    i = _skip_break(text, j)
+                    continue
+                i = j
+                break
+            if empties:
+                for e in empties:
+                    chars.append("\n")
+                    starts.append(e)
+                    ends.append(_skip_break(text, e))
+            else:
+                chars.append(" ")
+                starts.append(brk)
+                ends.append(i)
+            continue
+        flush_ws()
+        if style == "'" and ch == "'" and text[i + 1:i + 2] == "'":
+            chars.append("'")
+            starts.append(i)
+            ends.append(i + 2)
+            i += 2
+            continue
+        if style == '"' and ch == "\\":
+            nxt = text[i + 1]
+            if nxt in "\r\n":
+                # escaped line break: joined without a space, next line's indentation dropped
+                i = _skip_break(text, i + 1)
+                while i < stop and text[i] in " \t":
+                    i += 1
+                continue
+            if nxt in _SIMPLE_ESC:
+                chars.append(_SIMPLE_ESC[nxt])
+                starts.append(i)
+                ends.append(i + 2)
+                i += 2
+                continue
+            if nxt in _HEX_LEN:
+                n = _HEX_LEN[nxt]
+                chars.append(chr(int(text[i + 2:i + 2 + n], 16)))
+                starts.append(i)
+                ends.append(i + 2 + n)
+                i += 2 + n
+                continue
+            return None
+        chars.append(ch)
+        starts.append(i)
+        ends.append(i + 1)
+        i += 1
+    if style:
+        flush_ws()
+    return chars, starts, ends
+
+
+def _skip_break(text: str, i: int) -> int:
+    if text.startswith("\r\n", i):
+        return i + 2
+    return i + 1
+
+
+_HEADER = re.compile(r"[|>]([1-9+-]{0,2})[ \t]*(?:#[^\n]*)?\r?\n")
+
+
+def _block_scalar(
+    text: str, start: int, end: int, style: str
+) -> tuple[list[str], list[int], list[int]] | None:
+    header = _HEADER.match(text, start)
+    if header is None:
+        return None
+    indicators = header.group(1)
+    chomp = "+" if "+" in indicators else "-" if "-" in indicators else ""
+    explicit = next((int(c) for c in indicators if c.isdigit()), None)
+    pos = header.end()
+    # physical lines of the block: (content start, content end, break end)
+    lines: list[tuple[int, int, int]] = []
+    while pos < end:
+        nl = text.find("\n", pos, end)
+        if nl == -1:
+            lines.append((pos, end, end))
+            break
+        content_end = nl - 1 if nl > pos and text[nl - 1] == "\r" else nl
+        lines.append((pos, content_end, nl + 1))
+        pos = nl + 1
+    if explicit is not None:
+        # indentation = parent indentation + indicator; the parent's is the header line's
+        line_begin = text.rfind("\n", 0, start) + 1
+        parent = len(text[line_begin:start]) - len(text[line_begin:start].lstrip(" "))
+        indent = parent + explicit if text[line_begin:start].strip()[:1] != "-" else explicit
+    else:
+        indent = 0
+        for s, e, _ in lines:
+            stripped = text[s:e].lstrip(" ")
+            if stripped:
+                indent = e - s - len(stripped)
+                break
+    chars: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    body: list[tuple[int, int, int, bool]] = []  # (start, end, break end, is_empty)
+    for s, e, b in lines:
+        if e - s <= indent and not text[s:e].strip(" "):
+            body.append((min(s + indent, e), e, b, True))
+        else:
+            body.append((s + indent, e, b, False))
+    # trailing empty lines belong to chomping
+    last = len(body)
+    while last > 0 and body[last - 1][3]:
+        last -= 1
+    content, trailing = body[:last], body[last:]
+    prev_more = False
+    for idx, (s, e, b, empty) in enumerate(content):
+        line = text[s:e]
+        more = bool(line) and line[0] in " \t"
+        if idx > 0:
+            ps, pe, pb, pempty = content[idx - 1]
+            if style == ">" and not empty and not more and not prev_more:
+                # find how many empty lines precede this one
+                k = idx - 1
+                while k >= 0 and content[k][3]:
+                    k -= 1
+                if k == idx - 1:
+                    chars.append(" ")
+                    starts.append(pe)
+                    ends.append(pb)
+                else:
+                    # the break of the non-empty line k is dropped; each empty line is a \n
+                    pass
+            elif style == ">" and empty:
+                k = idx - 1
+                while k >= 0 and content[k][3]:
+                    k -= 1
+                nxt = next((c for c in content[idx:] if not c[3]), None)
+                nxt_more = nxt is not None and text[nxt[0]:nxt[1]][:1] in (" ", "\t")
+                kline_more = k >= 0 and text[content[k][0]:content[k][1]][:1] in (" ", "\t")
+                if k == idx - 1 and (nxt_more or kline_more):
+                    chars.append("\n")
+                    starts.append(pe)
+                    ends.append(pb)
+                chars.append("\n")
+                starts.append(s if s < e else pb)
+                ends.append(b)
+                prev_more = prev_more if empty else more
+                continue
+            else:
+                if not (style == ">" and empty):
+                    chars.append("\n")
+                    starts.append(pe)
+                    ends.append(pb)
+        if not empty:
+            for off in range(s, e):
+                chars.append(text[off])
+                starts.append(off)
+                ends.append(off + 1)
+            prev_more = more
+        elif style == "|":
+            pass
+    if content and chomp != "-":
+        s, e, b, _ = content[-1]
+        if b > e:
+            chars.append("\n")
+            starts.append(e)
+            ends.append(b)
+        if chomp == "+":
+            for s2, e2, b2, _ in trailing:
+                if b2 > e2 or s2 < e2:
+                    chars.append("\n")
+                    starts.append(e2)
+                    ends.append(b2)
+    return chars, starts, ends
+
+
+def node_span(node: Any) -> Span:
+    return Span(node.start_mark.index, node.end_mark.index)

@@ -1,0 +1,80 @@
+"""Reading files: rules whose findings come from the readers (MG000-MG003, MG011, MG017)."""
+
+from __future__ import annotations
+
+from mgpu_lint.findings import Severity
+
+from .registry import Rule, reader_rule
+
+RULES: list[Rule] = [
+    reader_rule(
+        "MG000", "internal-error", Severity.ERROR,
+        "mgpu-lint failed on this file (a bug: please report it)",
+        """
+        mgpu-lint hit an unexpected error while linting this file. The rest of the run goes on;
+        this finding stands in for everything that could not be checked in the file. Please
+        report it with the file (or a reduced copy) attached.
+        """,
+    ),
+    reader_rule(
+        "MG001", "unreadable-file", Severity.ERROR,
+        "the file is not UTF-8 text, is binary, is over the size limit or cannot be read",
+        """
+        mgpu-lint reads UTF-8 text (a byte-order mark is allowed). A file with NUL bytes is
+        treated as binary. Files over the size limit (10 MiB, configurable with
+        `max-file-size`) are not read at all, so a stray dump cannot stall CI.
+
+        Example: a manifest saved as UTF-16 by an editor, or `model.safetensors` named on the
+        command line.
+        """,
+    ),
+    reader_rule(
+        "MG002", "yaml-syntax", Severity.ERROR,
+        "YAML that does not parse (the position of the error)",
+        """
+        The file (or a YAML block of a Markdown file) is not valid YAML, so nothing in it can be
+        checked — and `kubectl apply` or `docker compose up` would refuse it too. The finding
+        points where the parser stopped. Documents nested deeper than 1,000 levels are refused
+        as well (the YAML parser cannot handle them safely).
+        """,
+    ),
+    reader_rule(
+        "MG003", "shell-syntax", Severity.ERROR,
+        "unbalanced quotes or a broken line continuation in a command line",
+        """
+        The command line cannot be what its author meant: a quote is never closed, a backslash
+        continues the command into an empty line or the end of the text, or a backslash is
+        followed by spaces (it then escapes a space instead of the line break, and the next line
+        runs as a separate command — every flag on it is silently dropped from the launch).
+
+        Example:
+
+            vllm serve meta-llama/Llama-3.1-70B-Instruct \\␠
+              --tensor-parallel-size 4
+
+        Use instead: delete the space after the backslash.
+
+        The launch in that command is not checked further (one root cause, one finding).
+        """,
+    ),
+    reader_rule(
+        "MG011", "helm-template", Severity.INFO,
+        "an unrendered Helm template: pipe `helm template` output instead",
+        """
+        `{{ … }}` placeholders are not YAML until Helm renders them, so the file is not parsed.
+        Render the chart and lint the output:
+
+            helm template my-release ./chart | mgpu-lint - --stdin-filename rendered.yaml
+        """,
+    ),
+    reader_rule(
+        "MG017", "no-launch-found", Severity.INFO,
+        "a file named on the command line holds no engine launch (nothing was checked)",
+        """
+        The file was named explicitly but mgpu-lint found no `vllm serve`, `llama-server` or
+        `rpc-server` launch in it (or could not tell what kind of file it is), so no rule ran.
+        Run `mgpu-lint launches FILE` to see what was recognised. Files found by walking a
+        directory stay silent.
+        """,
+    ),
+]

@@ -1,0 +1,21 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "fixtures"
+SHARED = ROOT.parent / "shared"
+
+
+@pytest.fixture(autouse=True)
+def _run_from_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Paths in reports are as given on the command line: run every test from the repo root."""
+    monkeypatch.chdir(ROOT)
+
+
+def fixture_files() -> list[str]:
+    return sorted(
+        str(p.relative_to(ROOT)) for p in FIXTURES.rglob("*") if p.is_file()
+    )

@@ -58,15 +58,6 @@ def _codes(value: str | None) -> list[str] | None:
     return [c.strip().upper() for c in value.split(",") if c.strip()]
 
 
-def selected(code: str, select: list[str] | None, ignore: list[str] | None,
-             extend: list[str] | None) -> bool:
-    """ruff-style selection: the longest matching prefix decides (select/extend vs ignore)."""
-    best_sel = max((len(p) for p in (select or ["MG"]) + (extend or []) if code.startswith(p)),
-                   default=-1)
-    best_ign = max((len(p) for p in ignore or [] if code.startswith(p)), default=-1)
-    return best_sel >= 0 and best_sel >= best_ign
-
-
 def lint_main(argv: Sequence[str]) -> int:
     parser = _lint_parser()
     args = parser.parse_args(list(argv))
@@ -74,9 +65,27 @@ def lint_main(argv: Sequence[str]) -> int:
         parser.print_usage(sys.stderr)
         print("mgpu-lint: error: give a PATH, - (stdin) or --command", file=sys.stderr)
         return 2
+    from .config import ConfigError, find_for_directory, load_file, normalise_target_version
     from .findings import Severity
-    from .runner import read_files
+    from .runner import Options, lint
 
+    try:
+        explicit = load_file(args.config) if args.config else None
+        cwd_config = explicit or find_for_directory(os.getcwd())
+        target = normalise_target_version(args.target_version) if args.target_version else None
+    except (ConfigError, ValueError) as exc:
+        print(f"mgpu-lint: error: {exc}", file=sys.stderr)
+        return 2
+    if args.gpu is not None:
+        from .catalog.knowledge import gpu_names, resolve_gpu
+
+        if resolve_gpu(args.gpu) is None:
+            print(f"mgpu-lint: error: unknown GPU {args.gpu!r}; known: {', '.join(gpu_names())}",
+                  file=sys.stderr)
+            return 2
+    options = Options(select=_codes(args.select), ignore=_codes(args.ignore),
+                      extend_select=_codes(args.extend_select), gpu=args.gpu,
+                      gpus_per_node=args.gpus_per_node, target_version=target, config=explicit)
     stdin_text = None
     if "-" in args.paths:
         stdin_text = sys.stdin.buffer.read().decode("utf-8", "surrogateescape")
@@ -84,12 +93,12 @@ def lint_main(argv: Sequence[str]) -> int:
         if p != "-" and not os.path.exists(p):
             print(f"mgpu-lint: error: {p}: no such file or directory", file=sys.stderr)
             return 2
-    run = read_files(args.paths, stdin_text, args.stdin_filename, args.command_text)
-    select, ignore, extend = _codes(args.select), _codes(args.ignore), _codes(args.extend_select)
-    findings = sorted(
-        (f for f in run.findings if selected(f.code, select, ignore, extend)),
-        key=lambda f: f.sort_key(),
-    )
+    try:
+        run = lint(args.paths, options, stdin_text, args.stdin_filename, args.command_text)
+    except ConfigError as exc:
+        print(f"mgpu-lint: error: {exc}", file=sys.stderr)
+        return 2
+    findings = run.findings
     summary = {
         "findings": len(findings),
         "files": run.file_count,
@@ -103,6 +112,15 @@ def lint_main(argv: Sequence[str]) -> int:
         from .report.json_report import render as render_json
 
         out.write(render_json(findings, summary, _rule_names()))
+    elif fmt == "sarif":
+        from .report.sarif import render as render_sarif
+        from .rules import ALL
+
+        out.write(render_sarif(findings, ALL))
+    elif fmt == "github":
+        from .report.github import render as render_github
+
+        out.write(render_github(findings))
     else:
         from .report.text import render as render_text
 
@@ -113,7 +131,7 @@ def lint_main(argv: Sequence[str]) -> int:
         out.write(text)
     if args.exit_zero:
         return 0
-    fail_on = Severity(args.fail_on or "warning")
+    fail_on = Severity(args.fail_on or cwd_config.settings.fail_on or "warning")
     return 1 if any(f.severity.rank >= fail_on.rank for f in findings) else 0
 
 

@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import traceback
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable
 
 from .discover import candidates, kind_by_name, read_source
 from .findings import Finding, Severity
 from .launch import HpaInfo, Launch, ServiceInfo
 from .source import SourceFile, Span
 from .sources import FileResult, extract
+
+if TYPE_CHECKING:
+    from .config import LoadedConfig
 
 
 @dataclass(slots=True)
@@ -118,3 +122,90 @@ def _sniff(path: str) -> str | None:
 
         return kind_by_content(head.decode("utf-8", "replace"))
     return None
+
+
+@dataclass(frozen=True)
+class Options:
+    """Command-line choices that override the configuration."""
+
+    select: list[str] | None = None
+    ignore: list[str] | None = None
+    extend_select: list[str] | None = None
+    gpu: str | None = None
+    gpus_per_node: int | None = None
+    target_version: str | None = None
+    config: "LoadedConfig | None" = None
+
+
+def selector(options: Options, cfg: "LoadedConfig", path: str) -> Callable[[str], bool]:
+    s = cfg.settings
+    select = options.select if options.select is not None else s.select
+    ignore = [*s.ignore, *(options.ignore or []), *cfg.ignored_for(path)]
+    extend = [*s.extend_select, *(options.extend_select or [])]
+
+    def is_selected(code: str) -> bool:
+        best_sel = max((len(p) for p in (select or ["MG"]) + extend if code.startswith(p)),
+                       default=-1)
+        best_ign = max((len(p) for p in ignore if code.startswith(p)), default=-1)
+        return best_sel >= 0 and best_sel >= best_ign
+
+    return is_selected
+
+
+def lint(paths: list[str], options: Options, stdin_text: str | None = None,
+         stdin_filename: str | None = None, command: str | None = None) -> RunResult:
+    """Everything: read, find launches, analyse them, apply configuration and suppressions."""
+    from . import suppress
+    from .analyze import FileSet, analyze
+    from .config import config_for
+
+    max_bytes = options.config.settings.max_file_size if options.config else None
+    run = read_files(paths, stdin_text, stdin_filename, command, max_bytes)
+    fileset = FileSet(run.services, run.hpas, run.launches)
+    by_source: dict[int, list[Finding]] = {}
+    sources: dict[int, SourceFile] = {}
+    anchors: dict[int, tuple[int, ...]] = {}
+    annotations: dict[int, tuple[str, ...]] = {}
+    for f in run.findings:
+        by_source.setdefault(id(f.source), []).append(f)
+        sources[id(f.source)] = f.source
+    for result in run.files:
+        src = result.source
+        sources[id(src)] = src
+        cfg = config_for(src.path, options.config)
+        for launch in result.launches:
+            try:
+                found = analyze(launch, cfg.settings, options, fileset)
+            except Exception as exc:  # noqa: BLE001 - errors are values
+                found = [internal_error(src, exc)]
+            first = src.line_col(launch.program.span.start)[0]
+            lines = (first,)
+            if launch.context.container_name is not None and launch.context.container_name.span:
+                lines = (first, src.line_col(launch.context.container_name.span.start)[0])
+            ignore = tuple(suppress.parse_codes(launch.context.annotations.get(
+                suppress.ANNOTATION, "")))
+            for f in found:
+                anchors[id(f)] = lines
+                if ignore:
+                    annotations[id(f)] = ignore
+            by_source.setdefault(id(src), []).extend(found)
+    final: list[Finding] = []
+    for key, findings in by_source.items():
+        src = sources[key]
+        cfg = config_for(src.path, options.config)
+        is_selected = selector(options, cfg, src.path)
+        chosen = [f for f in findings if is_selected(f.code)]
+        kept, dirs = suppress.apply(chosen, src, anchors, annotations)
+        final.extend(kept)
+        if dirs and is_selected("MG012"):
+            final.extend(suppress.unused(src, dirs, is_selected))
+    for result in run.files:
+        if id(result.source) not in by_source:
+            src = result.source
+            dirs = suppress.directives(src)
+            cfg = config_for(src.path, options.config)
+            is_selected = selector(options, cfg, src.path)
+            if dirs and is_selected("MG012"):
+                final.extend(suppress.unused(src, dirs, is_selected))
+    run.findings = sorted(final, key=lambda f: f.sort_key())
+    return run

@@ -182,13 +182,15 @@ def lint(paths: list[str], options: Options, stdin_text: str | None = None,
             lines = (first,)
             if launch.context.container_name is not None and launch.context.container_name.span:
                 lines = (first, src.line_col(launch.context.container_name.span.start)[0])
-            ignore = tuple(suppress.parse_codes(launch.context.annotations.get(
-                suppress.ANNOTATION, "")))
             for f in found:
                 anchors[id(f)] = lines
-                if ignore:
-                    annotations[id(f)] = ignore
             by_source.setdefault(id(src), []).extend(found)
+        for f in by_source.get(id(src), ()):
+            codes = tuple(c for span, listed in result.ignores
+                          if span.start <= f.span.start < span.end
+                          for c in suppress.parse_codes(listed))
+            if codes:
+                annotations[id(f)] = codes
     final: list[Finding] = []
     for key, findings in by_source.items():
         src = sources[key]

@@ -18,7 +18,6 @@ from .findings import Finding, Severity
 from .source import SourceFile, Span
 
 _DIRECTIVE = re.compile(r"#\s*mgpu-lint:\s*(disable-file|disable)\s*=\s*([A-Za-z0-9, ]+)")
-ANNOTATION = "mgpu-lint/ignore"
 
 
 @dataclass(slots=True)

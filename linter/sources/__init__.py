@@ -25,6 +25,8 @@ class FileResult:
     findings: list[Finding] = field(default_factory=list)
     services: list[ServiceInfo] = field(default_factory=list)
     hpas: list[HpaInfo] = field(default_factory=list)
+    # regions covered by a Kubernetes `mgpu-lint/ignore` annotation: (span, codes)
+    ignores: list[tuple[Span, str]] = field(default_factory=list)
 
 
 _PIP_PIN = re.compile(r"\b(?:pip3?|uv\s+pip|python3?\s+-m\s+pip)\s+install\b[^\n;&|]*?"
@@ -96,7 +98,7 @@ def extract_yaml(doc: Doc, result: FileResult) -> None:
     try:
         for root in compose_documents(doc.text):
             if is_kubernetes(root):
-                extract_object(doc, root, found, result.services, result.hpas)
+                extract_object(doc, root, found, result.services, result.hpas, result.ignores)
             elif is_compose(root):
                 extract_compose(doc, root, found)
     except YamlError as exc:

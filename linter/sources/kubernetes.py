@@ -40,6 +40,7 @@ GPU_LABEL_KEYS = (
     "nvidia.com/gpu.count",
     "cloud.google.com/gke-accelerator-count",
 )
+IGNORE_ANNOTATION = "mgpu-lint/ignore"
 RAY_KINDS = {"RayCluster", "RayService", "RayJob"}
 _K8S_VAR = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.\-]*)\)")
 
@@ -50,11 +51,14 @@ def is_kubernetes(root: Any) -> bool:
         or get(root, "items") is not None)
 
 
-def extract_object(doc: Doc, root: Any, found: Found, services: list, hpas: list) -> None:
+def extract_object(doc: Doc, root: Any, found: Found, services: list, hpas: list,
+                   ignores: list) -> None:
+    """One object (recursing into `kind: List`).  ``ignores`` collects (span, codes) of objects
+    and pod templates annotated `mgpu-lint/ignore`."""
     kind = get_str(root, "kind") or ""
     if kind.endswith("List") and is_seq(get(root, "items")):
         for item in items(get(root, "items")):
-            extract_object(doc, item, found, services, hpas)
+            extract_object(doc, item, found, services, hpas, ignores)
         return
     meta = get(root, "metadata")
     name = get_str(meta, "name") or ""
@@ -66,6 +70,8 @@ def extract_object(doc: Doc, root: Any, found: Found, services: list, hpas: list
         hpas.append(_hpa(doc, root, name, namespace))
         return
     annotations = str_map(get(meta, "annotations"))
+    if IGNORE_ANNOTATION in annotations:
+        ignores.append((doc.span(root), annotations[IGNORE_ANNOTATION]))
     replicas_node = get(root, "spec", "replicas")
     replicas = (Located(replicas_node.value, doc.span(replicas_node), doc.source)
                 if is_scalar(replicas_node) else None)
@@ -85,11 +91,14 @@ def extract_object(doc: Doc, root: Any, found: Found, services: list, hpas: list
     )
     visits = [0]
     for pod_spec, template_meta, role in _pod_specs(root, None, None, visits, 0):
+        template_annotations = str_map(get(template_meta, "annotations"))
+        if IGNORE_ANNOTATION in template_annotations:
+            ignores.append((doc.span(pod_spec), template_annotations[IGNORE_ANNOTATION]))
         ctx = replace(
             base,
             role=role,
             pod_labels=str_map(get(template_meta, "labels")) or str_map(get(meta, "labels")),
-            annotations={**annotations, **str_map(get(template_meta, "annotations"))},
+            annotations={**annotations, **template_annotations},
         )
         _extract_pod(doc, pod_spec, ctx, found)
 

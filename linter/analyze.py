@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .deployment import Deployment, linked_hpas, linked_services
 from .findings import Finding
 from .launch import HpaInfo, Launch, ServiceInfo
 
@@ -24,4 +25,20 @@ class FileSet:
 
 def analyze(launch: Launch, settings: "Settings", options: "Options",
             fileset: FileSet) -> list[Finding]:
-    return []
+    from .rules import CHECKS
+    from .runner import internal_error
+
+    d = Deployment(
+        launch=launch,
+        settings=settings,
+        services=linked_services(launch, fileset.services),
+        hpas=linked_hpas(launch, fileset.hpas),
+        peers=tuple(la for la in fileset.launches if la is not launch),
+    )
+    findings: list[Finding] = []
+    for r in CHECKS:
+        try:
+            findings.extend(r.check(d))  # type: ignore[misc]
+        except Exception as exc:  # noqa: BLE001 - one rule's bug must not hide the others
+            findings.append(internal_error(launch.source, exc))
+    return findings

@@ -209,5 +209,8 @@ def lint(paths: list[str], options: Options, stdin_text: str | None = None,
             is_selected = selector(options, cfg, src.path)
             if dirs and is_selected("MG012"):
                 final.extend(suppress.unused(src, dirs, is_selected))
-    run.findings = sorted(final, key=lambda f: f.sort_key())
+    # one finding per place: a rule that runs per launch may see the same object twice (two
+    # containers scaled by one HPA)
+    unique = {(f.source.path, f.span, f.code, f.message): f for f in final}
+    run.findings = sorted(unique.values(), key=lambda f: f.sort_key())
     return run

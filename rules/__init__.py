@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from .files import RULES as _FILES
+from .operations import RULES as _OPERATIONS
 from .registry import Rule
 
-ALL: list[Rule] = [*_FILES]
+ALL: list[Rule] = [*_FILES, *_OPERATIONS]
 BY_CODE: dict[str, Rule] = {r.code: r for r in ALL}
+CHECKS: list[Rule] = [r for r in ALL if r.check is not None]

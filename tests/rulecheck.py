@@ -1,0 +1,43 @@
+"""Shared checks for rule fixtures: fixtures/rules/<CODE>/fires-*.* and silent-*.*.
+
+Each rule family's test module parametrises over its codes' fixtures and pins the whole text
+report of each one with a snapshot (read every line of a changed snapshot before accepting it).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mgpu_lint.cli import main
+from tests.conftest import ROOT
+
+RULE_FIXTURES = ROOT / "fixtures" / "rules"
+
+
+def fixtures_for(codes: list[str]) -> list[str]:
+    out = []
+    for code in codes:
+        d = RULE_FIXTURES / code
+        out.extend(str(p.relative_to(ROOT)) for p in sorted(d.iterdir()) if p.is_file())
+    return out
+
+
+def lint_text(capsys, path: str, *extra: str) -> tuple[int, str]:  # type: ignore[no-untyped-def]
+    code = main(["--no-color", *extra, path])
+    return code, capsys.readouterr().out
+
+
+def check_fixture(capsys, path: str) -> str:  # type: ignore[no-untyped-def]
+    """Lint one rule fixture: `fires-*` must report its directory's code, `silent-*` must not."""
+    code_dir = Path(path).parent.name
+    exit_code, out = lint_text(capsys, path)
+    assert exit_code in (0, 1)
+    assert "MG000" not in out, out
+    name = Path(path).name
+    hit = f": {code_dir} [" in out
+    if name.startswith("fires-"):
+        assert hit, f"{path} should report {code_dir}:\n{out}"
+    else:
+        assert name.startswith("silent-"), f"fixture names start with fires- or silent-: {path}"
+        assert not hit, f"{path} must not report {code_dir}:\n{out}"
+    return out

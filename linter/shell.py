@@ -41,6 +41,7 @@ class Command:
     problems: list[ShellProblem] = field(default_factory=list)
     background: bool = False  # ended by `&`
     line_start: int = 0  # offset where the command starts in the lexed text
+    heredocs: list[Span] = field(default_factory=list)  # bodies of `<<EOF` documents
 
 
 @lru_cache(maxsize=1)
@@ -231,13 +232,20 @@ def split_commands(text: str, resolve: Resolver | None = None) -> Iterator[Comma
     wb = _WordBuilder()
     last_cont: int | None = None  # offset of the last continuation on this logical line
     pending_redirect = False
+    pending_heredoc: list[tuple[str, bool]] = []  # (delimiter, strip tabs) awaiting their body
+    heredoc_next = False  # the next word is a here-document delimiter
+    skip_until = -1  # here-document bodies are not commands
 
     def end_word(tail: int) -> None:
-        nonlocal wb, pending_redirect
+        nonlocal wb, pending_redirect, heredoc_next
         if wb.empty:
             return
         word = wb.build(tail)
         wb = _WordBuilder()
+        if heredoc_next:
+            pending_heredoc.append((word.text, heredoc_strip))
+            pending_redirect = heredoc_next = False
+            return
         if pending_redirect:
             pending_redirect = False
             return
@@ -262,7 +270,10 @@ def split_commands(text: str, resolve: Resolver | None = None) -> Iterator[Comma
         cmd = Command(line_start=next_start)
         last_cont = None
 
+    heredoc_strip = False
     for ttype, value, start in _tokens(text):
+        if start < skip_until:
+            continue
         end = start + len(value)
         if ttype == "PLAIN" or ttype == "DOLLAR" or ttype == "HASH":
             wb.add(value, start)
@@ -288,6 +299,25 @@ def split_commands(text: str, resolve: Resolver | None = None) -> Iterator[Comma
             end_word(start)
         elif ttype == "NEWLINE":
             end_word(start)
+            heredoc_next = False
+            if pending_heredoc:
+                # the bodies follow this line, each up to its delimiter line
+                pos = end
+                for delimiter, strip in pending_heredoc:
+                    body_start = pos
+                    while pos < len(text):
+                        nl = text.find("\n", pos)
+                        line_end = len(text) if nl == -1 else nl
+                        line = text[pos:line_end].rstrip("\r")
+                        if (line.lstrip("\t") if strip else line) == delimiter:
+                            cmd.heredocs.append(Span(body_start, pos))
+                            pos = line_end + 1
+                            break
+                        pos = line_end + 1
+                    else:
+                        cmd.heredocs.append(Span(body_start, len(text)))
+                skip_until = pos
+                pending_heredoc = []
             # `\ ` + trailing spaces + newline: the backslash escaped a space, not the newline
             line_begin = text.rfind("\n", 0, start) + 1
             line = text[line_begin:start].rstrip("\r")
@@ -310,8 +340,11 @@ def split_commands(text: str, resolve: Resolver | None = None) -> Iterator[Comma
             yield from end_command(end)
         elif ttype == "OP":
             end_word(start)
-            if value[-1] in "<>":
+            if value[-1] in "<>-":
                 pending_redirect = True
+                if value.endswith(("<<", "<<-")) and not value.endswith("<<<"):
+                    heredoc_next = True
+                    heredoc_strip = value.endswith("-")
                 continue
             cmd.background = value == "&"
             yield from end_command(end)

@@ -62,7 +62,12 @@ def extract(source: SourceFile) -> FileResult:
     if kind == "yaml":
         extract_yaml(Doc(source, source.text), result)
     elif kind == "shell":
-        found = search_script(source.text, None, Scope(source, Context(kind="shell")))
+        from .markdown import transcript
+
+        text, base = transcript(source.text)
+        found = search_script(text, base, Scope(source, Context(kind="shell")),
+                              on_yaml=lambda body, cmap: extract_yaml(
+                                  Doc(source, body, cmap), result))
         _add(result, found, pip_pin(source, source.text))
     elif kind == "dockerfile":
         from .dockerfile import extract_dockerfile
@@ -73,7 +78,10 @@ def extract(source: SourceFile) -> FileResult:
 
         extract_markdown(source, result)
     elif kind == "command":
-        found = search_script(source.text, None, Scope(source, Context(kind="command")))
+        from .markdown import transcript
+
+        text, base = transcript(source.text)
+        found = search_script(text, base, Scope(source, Context(kind="command")))
         _add(result, found, None)
     return result
 

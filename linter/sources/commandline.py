@@ -12,7 +12,7 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass, field, replace
-from typing import Mapping
+from typing import Callable, Mapping
 
 from .. import images
 from ..findings import Finding, Severity
@@ -63,11 +63,18 @@ class Found:
         self.findings.extend(other.findings)
 
 
-def search_script(text: str, outer: Word | None, scope: Scope) -> Found:
+YamlHook = Callable[[str, "CharMap | None"], None]
+_MANIFEST = re.compile(r"^(?:apiVersion|kind|services):", re.M)
+
+
+def search_script(text: str, outer: Word | None, scope: Scope,
+                  on_yaml: YamlHook | None = None) -> Found:
     """Parse a shell script and search each of its commands for launches.
 
     ``text`` is a whole file (``outer`` None) or the text of ``outer``, a word such as the
-    script of `sh -c '…'`, whose map carries positions back to the file.
+    script of `sh -c '…'`, whose map carries positions back to the file.  Here-documents that
+    hold Kubernetes or compose YAML (`cat <<EOF | kubectl apply -f -`) go to ``on_yaml`` with
+    their text and its map to the file.
     """
     found = Found()
     env = dict(scope.env)
@@ -83,6 +90,12 @@ def search_script(text: str, outer: Word | None, scope: Scope) -> Found:
         return var.value if var is not None else None
 
     for cmd in split_commands(text, resolve):
+        if on_yaml is not None:
+            for body in cmd.heredocs:
+                body_text = text[body.start:body.end]
+                if _MANIFEST.search(body_text):
+                    base = CharMap.linear(body.start, len(body_text))
+                    on_yaml(body_text, base if outer is None else base.compose(outer.cmap))
         found.findings.extend(
             Finding("MG003", Severity.ERROR, p.message, scope.source, span_to_file(p.span),
                     hint=p.hint)
@@ -155,6 +168,11 @@ def _unwrap(words: list[Word], scope: Scope) -> tuple[list[Word], dict[str, EnvV
             i += 1
             while i < n and words[i].text.startswith("-"):
                 i += 2 if words[i].text in ("-u", "-g", "-C", "-D", "-h", "-p", "-U") else 1
+            while i < n and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[i].text):
+                key, _, value = words[i].text.partition("=")
+                env[key] = EnvVar(key, None if words[i].unresolved else value,
+                                  words[i].sub(len(key) + 1))
+                i += 1
         elif name == "timeout":
             i += 1
             while i < n and words[i].text.startswith("-"):

@@ -88,6 +88,22 @@ def _commands_only(lines: list[tuple[int, str]], prompt: re.Pattern[str]) -> lis
     return out
 
 
+def transcript(text: str) -> tuple[str, Word | None]:
+    """A shell text written as a terminal transcript (`$ cmd` lines) without prompts and output;
+    other texts unchanged (None: no map needed)."""
+    if "$ " not in text:
+        return text, None
+    lines = []
+    pos = 0
+    for line in text.split("\n"):
+        lines.append((pos, line))
+        pos += len(line) + 1
+    if not any(_PROMPT.match(line) for _, line in lines):
+        return text, None
+    word = _segment(_commands_only(lines, _PROMPT))
+    return word.text, word
+
+
 def extract_markdown(source: SourceFile, result: "FileResult") -> None:
     from . import _add, extract_yaml
 
@@ -100,7 +116,9 @@ def extract_markdown(source: SourceFile, result: "FileResult") -> None:
             elif any(_PROMPT.match(line) for _, line in lines):
                 lines = _commands_only(lines, _PROMPT)
             word = _segment(lines)
-            found = search_script(word.text, word, Scope(source, Context(kind="markdown")))
+            found = search_script(word.text, word, Scope(source, Context(kind="markdown")),
+                                  on_yaml=lambda body, cmap: extract_yaml(
+                                      Doc(source, body, cmap), result))
             _add(result, found, None)
         elif lang in YAML_LANGS:
             word = _segment(lines)

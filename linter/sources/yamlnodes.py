@@ -54,12 +54,21 @@ def is_scalar(node: Any) -> bool:
     return node is not None and type(node).__name__ == "ScalarNode"
 
 
-def pairs(node: Any) -> Iterator[tuple[str, Any, Any]]:
-    """(key text, key node, value node) of a mapping node; non-scalar keys skipped."""
-    if not is_map(node):
+def pairs(node: Any, _depth: int = 0) -> Iterator[tuple[str, Any, Any]]:
+    """(key text, key node, value node) of a mapping node; non-scalar keys skipped.
+
+    YAML merge keys (`<<: *defaults`, common in compose files) contribute the merged mapping's
+    pairs first, so the node's own keys override them (the last pair of a key wins in `get`).
+    """
+    if not is_map(node) or _depth > 32:
         return
     for k, v in node.value:
-        if is_scalar(k):
+        if is_scalar(k) and k.value == "<<" and k.tag in ("tag:yaml.org,2002:merge",
+                                                          "tag:yaml.org,2002:str"):
+            for merged in (v.value if is_seq(v) else [v]):
+                yield from pairs(merged, _depth + 1)
+    for k, v in node.value:
+        if is_scalar(k) and k.value != "<<":
             yield k.value, k, v
 
 
@@ -68,8 +77,8 @@ def get(node: Any, *path: str) -> Any:
         if not is_map(node):
             return None
         found = None
-        for k, v in node.value:
-            if is_scalar(k) and k.value == key:
+        for k, _, v in pairs(node):
+            if k == key:
                 found = v
         node = found
     return node

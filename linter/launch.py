@@ -119,6 +119,10 @@ class Launch:
     version_pin: Located | None = None  # "0.8.5" from an image tag / pip pin / target-version
     image_entrypoint: bool = False  # the program came from the image's entrypoint
     prefix_args: tuple[Word, ...] = ()  # words between program and args (`serve`, `-m module`)
+    # False when the image's entrypoint for this release is not known (vLLM images 0.10-0.18):
+    # the args are read as `vllm serve` would read them, and rules that depend on the entry
+    # point (a positional model, MG016) stay silent
+    entry_known: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -49,7 +49,9 @@ def internal_error(source: SourceFile, exc: BaseException) -> Finding:
 
 def extract_file(source: SourceFile) -> FileResult:
     try:
-        return extract(source)
+        result = extract(source)
+        result.launches.sort(key=lambda la: la.program.span.start)
+        return result
     except RecursionError as exc:
         result = FileResult(source)
         result.findings.append(internal_error(source, exc))

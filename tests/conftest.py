@@ -19,5 +19,6 @@ def fixture_files() -> list[str]:
     """Reader fixtures (rule fixtures under fixtures/rules/ have their own tests)."""
     return sorted(
         str(p.relative_to(ROOT)) for p in FIXTURES.rglob("*")
-        if p.is_file() and "rules" not in p.relative_to(FIXTURES).parts[:1]
+        if p.is_file() and not p.name.startswith(".")
+        and "rules" not in p.relative_to(FIXTURES).parts[:1]
     )

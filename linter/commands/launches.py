@@ -27,7 +27,7 @@ def launch_dict(la: Launch) -> dict[str, Any]:
         "path": src.path,
         "at": pos(la.program.span.start),
         "engine": la.engine,
-        "entry": la.entry,
+        "entry": la.entry if la.entry_known else f"{la.entry}? (image entrypoint unknown)",
         "program": la.program.text,
         "image_entrypoint": la.image_entrypoint,
         "version_pin": la.version_pin.value if la.version_pin else None,

@@ -273,12 +273,10 @@ def launch_from_image(
     scope = replace(scope, version_pin=pin)
     if entry.engine == VLLM:
         if entry.entry is None:
-            # the entrypoint of this release is not known: args alone are not judged
-            if args and args[0].text == "serve" or any(a.text == "--model" for a in args):
-                found.launches.append(_make(scope, VLLM, ENTRY_VLLM_SERVE if args[0].text ==
-                                            "serve" else ENTRY_VLLM_API_SERVER, image_word,
-                                            args[1:] if args[0].text == "serve" else args,
-                                            image_entrypoint=True))
+            # this release's entrypoint is not known (api_server module or `vllm serve`): the
+            # flags read the same either way; what depends on the entry point is not judged
+            found.launches.append(_make(scope, VLLM, ENTRY_VLLM_SERVE, image_word, args,
+                                        image_entrypoint=True, entry_known=False))
             return found
         found.launches.append(_make(scope, VLLM, entry.entry, image_word, args,
                                     image_entrypoint=True))
@@ -302,6 +300,7 @@ def _make(
     *,
     prefix: tuple[Word, ...] = (),
     image_entrypoint: bool = False,
+    entry_known: bool = True,
 ) -> Launch:
     context = scope.context
     pin = scope.version_pin
@@ -326,6 +325,7 @@ def _make(
         version_pin=pin,
         image_entrypoint=image_entrypoint,
         prefix_args=prefix,
+        entry_known=entry_known,
     )
 
 

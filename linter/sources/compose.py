@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any
+from typing import Any, Callable
 
 from ..launch import Context, EnvVar, GpuRequest, Located, Port
 from ..source import CharMap, SourceFile, Span, VarRef, Word
@@ -150,7 +150,7 @@ def _service(doc: Doc, name: str, name_node: Any, svc: Any, variables: dict[str,
             key, eq, value = w.text.partition("=")
             env[key] = EnvVar(key, value if eq and not w.unresolved else None,
                               w.sub(len(key) + 1) if eq else w.span)
-    gpus = _gpus(doc, svc)
+    gpus = _gpus(doc, svc, word)
     ipc = get(svc, "ipc")
     shm_size = get(svc, "shm_size")
     shm: Located | None = None
@@ -226,7 +226,7 @@ def _argv(doc: Doc, node: Any, word) -> tuple[list[Word], bool]:  # type: ignore
     return [], True
 
 
-def _gpus(doc: Doc, svc: Any) -> GpuRequest | None:
+def _gpus(doc: Doc, svc: Any, word: Callable[[Any], Word]) -> GpuRequest | None:
     for dev in items(get(svc, "deploy", "resources", "reservations", "devices")):
         caps = [c.value for c in items(get(dev, "capabilities")) if is_scalar(c)]
         driver = get_str(dev, "driver")
@@ -235,18 +235,18 @@ def _gpus(doc: Doc, svc: Any) -> GpuRequest | None:
         count = get(dev, "count")
         ids = get(dev, "device_ids")
         if is_scalar(count):
-            value = count.value.strip()
+            value = word(count).text.strip()
             return GpuRequest(int(value) if value.isdigit() else None, "compose device count",
                               doc.span(count), driver or "nvidia")
         if is_seq(ids):
-            id_list = tuple(i.value for i in ids.value if is_scalar(i))
+            id_list = tuple(word(i).text for i in ids.value if is_scalar(i))
             return GpuRequest(len(id_list), "compose device_ids", doc.span(ids),
                               driver or "nvidia", device_ids=id_list)
         # no count and no device_ids: all GPUs of the host
         return GpuRequest(None, "compose devices (all GPUs)", doc.span(dev), driver or "nvidia")
     gpus = get(svc, "gpus")
     if is_scalar(gpus):
-        v = gpus.value.strip()
+        v = word(gpus).text.strip()
         return GpuRequest(int(v) if v.isdigit() else None, "compose gpus", doc.span(gpus))
     if is_seq(gpus):
         return GpuRequest(None, "compose gpus", doc.span(gpus))

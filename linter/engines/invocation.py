@@ -1,0 +1,428 @@
+"""The parse result of one launch: a typed, immutable Invocation, and what the walkers share.
+
+An ``Invocation`` holds every option the launch states (``OptionValue``: the spelling used, the
+span of the flag and of the value, the typed value) in precedence order, so that the last one
+wins.  Rules read ``Setting`` views through the typed properties (``inv.tensor_parallel_size``,
+``inv.n_gpu_layers`` …): the effective value (the engine's default when not stated), whether it
+was stated, whether it is known, and the span to point at.
+
+A value that is broken (MG003–MG006, MG013 as an error, MG014) or holds an unresolved variable
+is ``known=False``: rules that need it stay silent (no cascades).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, PrivateAttr
+
+from ..findings import Finding, Related, Severity
+from ..source import Span, VarRef, Word
+from .catalog import FlagCatalog, OptionSpec, llama_catalog, rpc_catalog, vllm_catalog
+
+if TYPE_CHECKING:
+    from lark import Lark
+
+    from ..launch import Launch
+
+Origin = Literal["argv", "env", "config"]
+
+
+class OptionValue(BaseModel):
+    """One stated occurrence of an option."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    key: str
+    spelling: str  # as written: "-tp", "--tensor_parallel_size", "--tensor-para", "LLAMA_ARG_…"
+    origin: Origin = "argv"
+    flag_span: Span
+    value_span: Span | None = None  # None for a flag without a value
+    raw: str | None = None  # the value text as the engine receives it
+    value: Any = None  # typed value; a list for accumulating options; None when unknown
+    known: bool = True
+    negative: bool = False  # a --no-x form (or LLAMA_ARG_NO_X)
+    subkeys: tuple[str, ...] = ()  # vLLM dotted form: --compilation-config.mode → ("mode",)
+
+    @property
+    def span(self) -> Span:
+        """Where a finding about this value points: the value, or the flag when it has none."""
+        return self.value_span or self.flag_span
+
+
+class ModelRef(BaseModel):
+    """The model a launch serves.  ``known`` False: missing, defaulted, broken or unresolved."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    value: str | None
+    span: Span | None  # None when no token states it (the engine's default)
+    origin: str  # "positional", the flag spelling ("--model", "-m", "-hf"), an env name, "default"
+    known: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """What a rule reads: one option's effective value and where it came from."""
+
+    key: str
+    value: Any  # effective typed value: the winner's, else the engine default; None if unknown
+    given: bool  # stated by the launch (argv, environment or config file)
+    known: bool  # False: stated but broken or unresolved (rules needing it stay silent)
+    occurrences: tuple[OptionValue, ...] = ()  # every stated occurrence, winner last
+
+    @property
+    def winner(self) -> OptionValue | None:
+        return self.occurrences[-1] if self.occurrences else None
+
+    @property
+    def span(self) -> Span | None:
+        """The token to point at (the value, or the flag of a boolean); None when defaulted."""
+        win = self.winner
+        return win.span if win is not None else None
+
+    @property
+    def flag_span(self) -> Span | None:
+        win = self.winner
+        return win.flag_span if win is not None else None
+
+
+def _setting(key: str) -> property:
+    return property(lambda self: self.setting(key), doc=f"The `{key}` option (a Setting).")
+
+
+class Invocation(BaseModel):
+    """A parsed launch.  ``occurrences`` are in precedence order (the last of a key wins)."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    engine: str
+    entry: str
+    version: str  # the catalog release the flags were checked against
+    model: ModelRef | None = None
+    occurrences: tuple[OptionValue, ...] = ()
+
+    _index: dict[str, tuple[OptionValue, ...]] = PrivateAttr(default_factory=dict)
+
+    def model_post_init(self, context: Any, /) -> None:
+        index: dict[str, list[OptionValue]] = {}
+        for occ in self.occurrences:
+            index.setdefault(occ.key, []).append(occ)
+        self._index = {k: tuple(v) for k, v in index.items()}
+
+    @property
+    def catalog(self) -> FlagCatalog:
+        return catalog_for(self.engine, self.version)
+
+    def stated(self, key: str) -> tuple[OptionValue, ...]:
+        """Every stated occurrence of an option, in precedence order."""
+        return self._index.get(key, ())
+
+    def setting(self, key: str) -> Setting:
+        """The effective value of an option (see the typed properties below)."""
+        occs = self._index.get(key, ())
+        spec = self.catalog.by_key.get(key)
+        if not occs:
+            default = spec.default if spec is not None else None
+            return Setting(key, default, False, True)
+        if spec is not None and spec.accumulates:
+            known = all(o.known for o in occs)
+            items: list[Any] = []
+            for o in occs:
+                items.extend(o.value or ())
+            return Setting(key, items if known else None, True, known, occs)
+        dotted = [o for o in occs if o.subkeys]
+        if dotted:
+            # vLLM merges the dotted keys into one JSON object appended after every other
+            # argument, so it replaces a whole-JSON value whatever the order (vllm-notes §3)
+            known = all(o.known for o in dotted)
+            return Setting(key, merge_dotted(dotted) if known else None, True, known,
+                           tuple(o for o in occs if not o.subkeys) + tuple(dotted))
+        win = occs[-1]
+        return Setting(key, win.value if win.known else None, True, win.known, occs)
+
+    # vLLM: parallel layout
+    tensor_parallel_size = _setting("tensor_parallel_size")
+    pipeline_parallel_size = _setting("pipeline_parallel_size")
+    data_parallel_size = _setting("data_parallel_size")
+    data_parallel_size_local = _setting("data_parallel_size_local")
+    data_parallel_rank = _setting("data_parallel_rank")
+    data_parallel_backend = _setting("data_parallel_backend")
+    data_parallel_address = _setting("data_parallel_address")
+    prefill_context_parallel_size = _setting("prefill_context_parallel_size")
+    decode_context_parallel_size = _setting("decode_context_parallel_size")
+    nnodes = _setting("nnodes")
+    node_rank = _setting("node_rank")
+    master_addr = _setting("master_addr")
+    headless = _setting("headless")
+    api_server_count = _setting("api_server_count")
+    distributed_executor_backend = _setting("distributed_executor_backend")
+    device_ids = _setting("device_ids")
+    disable_custom_all_reduce = _setting("disable_custom_all_reduce")
+    # vLLM: memory, lengths, precision
+    max_model_len = _setting("max_model_len")
+    gpu_memory_utilization = _setting("gpu_memory_utilization")
+    kv_cache_memory_bytes = _setting("kv_cache_memory_bytes")
+    max_num_seqs = _setting("max_num_seqs")
+    max_num_batched_tokens = _setting("max_num_batched_tokens")
+    kv_cache_dtype = _setting("kv_cache_dtype")
+    dtype = _setting("dtype")
+    quantization = _setting("quantization")
+    cpu_offload_gb = _setting("cpu_offload_gb")
+    hf_overrides = _setting("hf_overrides")
+    enable_prefix_caching = _setting("enable_prefix_caching")
+    enforce_eager = _setting("enforce_eager")
+    speculative_config = _setting("speculative_config")
+    served_model_name = _setting("served_model_name")
+    # vLLM: MoE
+    enable_expert_parallel = _setting("enable_expert_parallel")
+    enable_eplb = _setting("enable_eplb")
+    eplb_config = _setting("eplb_config")
+    all2all_backend = _setting("all2all_backend")
+    # vLLM: LoRA
+    enable_lora = _setting("enable_lora")
+    max_loras = _setting("max_loras")
+    max_lora_rank = _setting("max_lora_rank")
+    max_cpu_loras = _setting("max_cpu_loras")
+    lora_modules = _setting("lora_modules")
+    fully_sharded_loras = _setting("fully_sharded_loras")
+    # every engine: network
+    host = _setting("host")
+    port = _setting("port")
+    api_key = _setting("api_key")
+    # llama-server
+    n_gpu_layers = _setting("n_gpu_layers")
+    tensor_split = _setting("tensor_split")
+    split_mode = _setting("split_mode")
+    main_gpu = _setting("main_gpu")
+    ctx_size = _setting("ctx_size")
+    parallel = _setting("parallel")
+    rpc = _setting("rpc")
+    cache_type_k = _setting("cache_type_k")
+    cache_type_v = _setting("cache_type_v")
+    fit = _setting("fit")
+    batch_size = _setting("batch_size")
+    ubatch_size = _setting("ubatch_size")
+    kv_unified = _setting("kv_unified")
+    kv_offload = _setting("kv_offload")
+    flash_attn = _setting("flash_attn")
+    override_tensor = _setting("override_tensor")
+    cpu_moe = _setting("cpu_moe")
+    n_cpu_moe = _setting("n_cpu_moe")
+    lora = _setting("lora")
+    lora_scaled = _setting("lora_scaled")
+    warmup = _setting("warmup")
+    # llama-server -dev and rpc-server -d
+    device = _setting("device")
+    # rpc-server
+    cache = _setting("cache")
+    threads = _setting("threads")
+
+
+def merge_dotted(occs: list[OptionValue]) -> dict[str, Any]:
+    """vLLM's merge of ``--x.a.b v`` forms into one nested dict (``key+`` appends list items)."""
+    out: dict[str, Any] = {}
+    for occ in occs:
+        node = out
+        *parents, last = occ.subkeys
+        for part in parents:
+            child = node.get(part)
+            if not isinstance(child, dict):
+                child = node[part] = {}
+            node = child
+        if last.endswith("+"):
+            name = last[:-1]
+            current = node.get(name)
+            items = occ.value if isinstance(occ.value, list) else [occ.value]
+            node[name] = (current if isinstance(current, list) else []) + list(items)
+        else:
+            node[last] = occ.value
+    return out
+
+
+def catalog_for(engine: str, version: str) -> FlagCatalog:
+    from ..launch import LLAMA_SERVER, RPC_SERVER
+
+    if engine == LLAMA_SERVER:
+        return llama_catalog()
+    if engine == RPC_SERVER:
+        return rpc_catalog()
+    return vllm_catalog(version)
+
+
+# ---------------------------------------------------------------------------------------------
+# Option-word syntax (grammars/options.lark)
+
+
+@dataclass(frozen=True, slots=True)
+class OptionToken:
+    """The parts of a word that starts with '-' (indices into the word's text)."""
+
+    dashes: str  # "-" or "--"
+    name: str  # between the dashes and the first '.', '+' or '='
+    subkeys: tuple[str, ...]  # dotted parts (vLLM); the last one keeps a trailing '+'
+    flag_end: int  # end of the flag part (where '=' is, or the word's length)
+    value_start: int | None  # just after '=' (None without '=')
+
+    @property
+    def dotted_name(self) -> str:
+        """The flag part without dashes, dots kept (llama.cpp names may hold dots)."""
+        return ".".join((self.name, *self.subkeys))
+
+
+@lru_cache(maxsize=1)
+def _options_parser() -> Lark:
+    from lark import Lark
+
+    grammar = resources.files("mgpu_lint.grammars").joinpath("options.lark").read_text("utf-8")
+    return Lark(grammar, parser="lalr", lexer="contextual")
+
+
+NEGATIVE_NUMBER = "negnum"
+
+
+@lru_cache(maxsize=8192)
+def classify(text: str) -> OptionToken | str | None:
+    """An option word's parts, ``NEGATIVE_NUMBER`` for ``-1``/``-0.5``, None when the word does
+    not follow option syntax (``-``, ``---x``, a blank in the flag part: ``--port 8000``)."""
+    from lark import Token
+    from lark.exceptions import LarkError
+
+    if not text.startswith("-"):
+        return None
+    try:
+        tree = _options_parser().parse(text)
+    except LarkError:
+        return None
+    if tree.data == NEGATIVE_NUMBER:
+        return NEGATIVE_NUMBER
+    dashes = name = ""
+    keys: list[str] = []
+    flag_end = len(text)
+    value_start: int | None = None
+    for tok in tree.scan_values(lambda v: isinstance(v, Token)):
+        kind = tok.type
+        if kind == "DASHES":
+            dashes = str(tok)
+        elif kind == "NAME":
+            name = str(tok)
+            flag_end = tok.end_pos or len(text)
+        elif kind == "KEY":
+            keys.append(str(tok))
+            flag_end = tok.end_pos or len(text)
+        elif kind == "APPEND":
+            if keys:
+                keys[-1] += "+"
+            flag_end = tok.end_pos or len(text)
+        elif kind == "VALUE":
+            value_start = tok.start_pos
+    if value_start is None and flag_end < len(text) and text[flag_end] == "=":
+        value_start = flag_end + 1
+    return OptionToken(dashes, name, tuple(keys), flag_end, value_start)
+
+
+# ---------------------------------------------------------------------------------------------
+# Shared by the engine walkers
+
+
+class Builder:
+    """Collects occurrences and findings while an engine walks a launch's words."""
+
+    def __init__(self, launch: Launch, catalog: FlagCatalog, version: str,
+                 needed: dict[str, tuple[str, ...]]) -> None:
+        self.launch = launch
+        self.source = launch.source
+        self.catalog = catalog
+        self.version = version
+        self.needed = needed
+        self.before: list[OptionValue] = []  # env / config file: applied before argv
+        self.argv: list[OptionValue] = []
+        self.findings: list[Finding] = []
+
+    def report(self, code: str, severity: Severity, message: str, span: Span, *,
+               hint: str | None = None, related: tuple[Related, ...] = ()) -> None:
+        self.findings.append(Finding(code, severity, message, self.source, span, hint=hint,
+                                     related=related))
+
+    def line(self, span: Span) -> int:
+        return self.source.line_col(span.start)[0]
+
+    def add(self, occ: OptionValue, *, before: bool = False) -> None:
+        (self.before if before else self.argv).append(occ)
+
+    def unresolved_in(self, word: Word, span: Span) -> tuple[VarRef, ...]:
+        """Variable references of ``word`` that lie inside ``span``."""
+        return tuple(
+            v for v in word.unresolved if v.span.start >= span.start and v.span.end <= span.end
+        ) if word.unresolved else ()
+
+    def report_unresolved(self, spec: OptionSpec, refs: tuple[VarRef, ...]) -> None:
+        """MG009 for a needed option whose value holds variables that were not expanded."""
+        rules = self.needed.get(spec.key)
+        if not rules:
+            return
+        for ref in refs:
+            self.report(
+                "MG009", Severity.INFO,
+                f"{spec.display} is set from ${ref.name}, which could not be resolved: "
+                f"{', '.join(rules)} skipped for this launch",
+                ref.span,
+                hint=f"define {ref.name} where the launch can see it, or write the value",
+            )
+
+    def duplicates(self, occurrences: list[OptionValue], *,
+                   describe: Callable[[OptionValue], str]) -> None:
+        """MG007 at each overridden occurrence of a last-one-wins option."""
+        by_key: dict[str, list[OptionValue]] = {}
+        for occ in occurrences:
+            by_key.setdefault(occ.key, []).append(occ)
+        for key, occs in by_key.items():
+            spec = self.catalog.by_key[key]
+            if len(occs) < 2 or spec.accumulates:
+                continue
+            whole = [o for o in occs if not o.subkeys]
+            dotted = [o for o in occs if o.subkeys]
+            if dotted:
+                winner = dotted[-1]
+                losers = whole + _overridden_dotted(dotted)
+            else:
+                winner, losers = occs[-1], occs[:-1]
+            for occ in losers:
+                if not occ.known:
+                    continue  # already reported (MG005/MG006/MG013/MG014)
+                self.report(
+                    "MG007", Severity.WARNING,
+                    f"{spec.display} given {_times(len(occs)) if not dotted else 'more than once'}: "
+                    f"{describe(occ)} (line {self.line(occ.span)}) is overridden by "
+                    f"{describe(winner)} (line {self.line(winner.span)})"
+                    + (" — vLLM appends the dotted keys as one JSON object after every other "
+                       "argument, replacing the whole value (no deep merge)"
+                       if dotted and not occ.subkeys else ""),
+                    occ.span,
+                    hint="remove the overridden occurrence",
+                    related=(Related(self.source, winner.span, "this value wins"),),
+                )
+
+    def build(self, engine: str, entry: str, model: ModelRef | None) -> Invocation:
+        return Invocation(engine=engine, entry=entry, version=self.version, model=model,
+                          occurrences=tuple(self.before + self.argv))
+
+
+def _times(n: int) -> str:
+    return "twice" if n == 2 else f"{n} times"
+
+
+def _overridden_dotted(dotted: list[OptionValue]) -> list[OptionValue]:
+    """Dotted occurrences that set the same key path as a later one."""
+    seen: set[tuple[str, ...]] = set()
+    out: list[OptionValue] = []
+    for occ in reversed(dotted):
+        path = occ.subkeys
+        if path in seen and not path[-1].endswith("+"):
+            out.append(occ)
+        seen.add(path)
+    return list(reversed(out))

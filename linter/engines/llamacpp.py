@@ -1,0 +1,417 @@
+"""`llama-server` argument walker (llama.cpp common/arg.cpp, master 3f545bec, 2026-08-22).
+
+Exact lookup after ``_`` → ``-`` in words starting with ``--``; no ``--flag=value`` form; a value
+is always the next word, whatever it looks like (``-fa -ngl 99`` gives ``-ngl`` to ``-fa``); no
+positional arguments.  ``LLAMA_ARG_*`` environment variables are applied first, then argv; the
+22 accumulating options add env and argv values up.  Facts: reference/engines/llama-notes.md §3.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from typing import Any
+
+from ..findings import Finding, Related, Severity
+from ..launch import LLAMA_SERVER, Launch
+from ..source import Span, Word
+from .catalog import FlagCatalog, OptionSpec, llama_catalog
+from .invocation import NEGATIVE_NUMBER, Builder, Invocation, ModelRef, OptionValue, classify
+
+NEEDED: dict[str, tuple[str, ...]] = {
+    "model": ("MG010", "MG309", "MG310", "MG501"),
+    "hf_repo": ("MG010", "MG309", "MG310", "MG501"),
+    "n_gpu_layers": ("MG309", "MG310", "MG501"),
+    "tensor_split": ("MG309", "MG501", "MG502", "MG503"),
+    "split_mode": ("MG202", "MG503", "MG504"),
+    "main_gpu": ("MG504",),
+    "ctx_size": ("MG309",),
+    "parallel": ("MG309", "MG506"),
+    "cache_type_k": ("MG309",),
+    "cache_type_v": ("MG309",),
+    "rpc": ("MG309", "MG501", "MG603"),
+    "device": ("MG309", "MG501", "MG502"),
+    "host": ("MG605",),
+}
+
+# Options that name the model (llama-server runs as a router when none is given).
+MODEL_KEYS = ("model", "hf_repo", "model_url", "docker_repo")
+
+TRUTHY = frozenset({"on", "enabled", "true", "1"})
+FALSEY = frozenset({"off", "disabled", "false", "0"})
+MAX_TENSOR_SPLIT = 15  # llama_max_devices() = 16; ">= 16 entries" is an error
+INT32 = 2**31 - 1
+_STOI = re.compile(r"\s*([+-]?\d+)")
+_STOF = re.compile(
+    r"\s*([+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan))", re.IGNORECASE)
+_SPLIT_ANY = re.compile(r"[,/]+")
+
+
+def parse_llama(launch: Launch) -> tuple[Invocation, list[Finding]]:
+    catalog = llama_catalog()
+    b = Builder(launch, catalog, catalog.version, NEEDED)
+    _apply_env(b, launch)
+    _walk(b, launch, catalog)
+    _env_overridden(b)
+    b.duplicates(b.argv, describe=_describe)
+    return b.build(LLAMA_SERVER, launch.entry, _model(b)), b.findings
+
+
+def _describe(occ: OptionValue) -> str:
+    return occ.spelling if occ.raw is None else f"{occ.spelling} {occ.raw}"
+
+
+def _apply_env(b: Builder, launch: Launch) -> None:
+    for name, var in launch.env.items():
+        match = b.catalog.by_env.get(name)
+        if match is None:
+            continue
+        spec = match.option
+        span = var.span or launch.program.span
+        common = {"key": spec.key, "spelling": name, "origin": "env", "flag_span": span,
+                  "value_span": var.span, "raw": var.value, "negative": match.negative}
+        if var.value is None:
+            rules = b.needed.get(spec.key)
+            if rules:
+                b.report("MG009", Severity.INFO,
+                         f"{name} comes from outside the file (a secret, a configMap or the "
+                         f"host): {', '.join(rules)} skipped for this launch", span)
+            b.add(OptionValue(**common, known=False), before=True)
+            continue
+        if spec.is_bool:
+            value = _env_bool(var.value, match.negative)
+            if value is None:
+                b.report("MG006", Severity.ERROR,
+                         f"invalid boolean value for {name}: '{var.value}' (llama.cpp accepts "
+                         "on/off, enabled/disabled, true/false, 1/0)", span)
+                b.add(OptionValue(**common, known=False), before=True)
+            elif value or spec.neg or match.negative:
+                # a void flag's variable fires only on a truthy value
+                b.add(OptionValue(**common, value=[value] if spec.accumulates else value),
+                      before=True)
+            continue
+        value, error = convert(spec, var.value)
+        if error is not None:
+            b.report("MG006", Severity.ERROR, f"invalid value for {name}: {error}", span)
+            b.add(OptionValue(**common, known=False), before=True)
+            continue
+        b.add(OptionValue(**common, value=value), before=True)
+
+
+def _env_bool(value: str, negative: bool) -> bool | None:
+    if negative:
+        return False  # LLAMA_ARG_NO_X: any value means false
+    if value in TRUTHY:
+        return True
+    if value in FALSEY:
+        return False
+    return None
+
+
+def _lookup_spelling(text: str) -> str:
+    return text.replace("_", "-") if text.startswith("--") else text
+
+
+def _walk(b: Builder, launch: Launch, catalog: FlagCatalog) -> None:
+    # an unquoted expansion to nothing is no argument at all (the shell drops it)
+    words = tuple(w for w in launch.args if w.text or w.quoted or launch.list_form)
+    seen_spellings: dict[str, OptionValue] = {}
+    swallowed = False  # the previous flag's value was a flag: its own value follows
+    i = 0
+    while i < len(words):
+        word = words[i]
+        text = word.text
+        match = catalog.lookup(_lookup_spelling(text))
+        if match is None:
+            if swallowed and not text.startswith("-"):
+                swallowed = False
+                i += 1
+                continue
+            i = _not_an_option(b, catalog, words, i)
+            continue
+        swallowed = False
+        spec = match.option
+        flag_span = word.span
+        if spec.removed:
+            b.report("MG004", Severity.ERROR,
+                     f"{text} {spec.removed}; llama-server stops at start-up", flag_span)
+            _add_unknown(b, spec, text, flag_span)
+            i += 1 + (spec.nargs if isinstance(spec.nargs, int) else 0)
+            continue
+        if spec.deprecated:
+            b.report("MG008", Severity.WARNING, f"{text} is deprecated: {spec.deprecated}",
+                     flag_span)
+        previous = seen_spellings.get(text)
+        if not spec.takes_value:
+            value: Any = not match.negative
+            occ = OptionValue(key=spec.key, spelling=text, flag_span=flag_span,
+                              value=[value] if spec.accumulates else value,
+                              negative=match.negative)
+            b.add(occ)
+            _repeat_warning(b, spec, previous, occ)
+            seen_spellings[text] = occ
+            i += 1
+            continue
+        nargs = spec.nargs if isinstance(spec.nargs, int) else 1
+        values = words[i + 1:i + 1 + nargs]
+        if len(values) < nargs:
+            b.report("MG005", Severity.ERROR,
+                     f"{text} needs a value: llama.cpp fails with \"expected value for "
+                     f"argument\"", flag_span, hint=_value_hint(spec, text))
+            _add_unknown(b, spec, text, flag_span)
+            i += 1 + len(values)
+            continue
+        swallowed_flag = next((w for w in values if catalog.lookup(_lookup_spelling(w.text))
+                               and classify(w.text) != NEGATIVE_NUMBER), None)
+        if swallowed_flag is not None:
+            b.report(
+                "MG005", Severity.ERROR,
+                f"{text} needs a value: llama.cpp takes the next word, {swallowed_flag.text}, "
+                f"as its value" + (f" and fails (unknown value for {spec.display}: "
+                                   f"'{swallowed_flag.text}')" if spec.choices else ""),
+                flag_span, hint=_value_hint(spec, text),
+                related=(Related(b.source, swallowed_flag.span, "taken as the value"),),
+            )
+            _add_unknown(b, spec, text, flag_span)
+            swallowed = True
+            i += 1 + nargs
+            continue
+        occ = _valued(b, spec, text, flag_span, values)
+        _repeat_warning(b, spec, previous, occ)
+        seen_spellings[text] = occ
+        i += 1 + nargs
+
+
+def _value_hint(spec: OptionSpec, text: str) -> str:
+    if spec.choices:
+        return f"write {text} VALUE, one of {', '.join(map(str, spec.choices))}"
+    return f"write {text} VALUE"
+
+
+def _valued(b: Builder, spec: OptionSpec, text: str, flag_span: Span,
+            values: list[Word] | tuple[Word, ...]) -> OptionValue:
+    first, last = values[0], values[-1]
+    value_span = Span(first.span.start, last.span.end)
+    raw = " ".join(w.text for w in values)
+    refs = tuple(r for w in values for r in w.unresolved)
+    if refs:
+        b.report_unresolved(spec, refs)
+        occ = OptionValue(key=spec.key, spelling=text, flag_span=flag_span,
+                          value_span=value_span, raw=raw, known=False)
+        b.add(occ)
+        return occ
+    typed: list[Any] = []
+    for w in values:
+        value, error = convert(spec, w.text)
+        if error is not None:
+            b.report("MG006", Severity.ERROR, f"invalid value for {text}: {error}", w.span)
+            occ = OptionValue(key=spec.key, spelling=text, flag_span=flag_span,
+                              value_span=value_span, raw=raw, known=False)
+            b.add(occ)
+            return occ
+        typed.append(value)
+    value = typed[0] if len(typed) == 1 else typed
+    occ = OptionValue(key=spec.key, spelling=text, flag_span=flag_span, value_span=value_span,
+                      raw=raw, value=value)
+    b.add(occ)
+    return occ
+
+
+def _repeat_warning(b: Builder, spec: OptionSpec, previous: OptionValue | None,
+                    occ: OptionValue) -> None:
+    """llama.cpp warns when one spelling of an accumulating option is repeated."""
+    if previous is None or not spec.accumulates or spec.key == "spec_type":
+        return
+    b.report(
+        "MG008", Severity.WARNING,
+        f"{occ.spelling} given more than once: llama.cpp deprecates repeating it (every value "
+        "is still used)",
+        occ.flag_span,
+        hint=f"give one {occ.spelling} with comma-separated values" if spec.sep else None,
+        related=(Related(b.source, previous.flag_span, "first occurrence"),),
+    )
+
+
+def _add_unknown(b: Builder, spec: OptionSpec, text: str, flag_span: Span) -> None:
+    b.add(OptionValue(key=spec.key, spelling=text, flag_span=flag_span, known=False))
+
+
+def _not_an_option(b: Builder, catalog: FlagCatalog, words: tuple[Word, ...], i: int) -> int:
+    """An unknown flag, a glued flag and value, or a stray positional word."""
+    word = words[i]
+    text = word.text
+    if word.unresolved and text.startswith("$"):
+        return i + 1  # an unexpanded $ARGS: what it holds is not known
+    head, sep, rest = text.partition(" ") if " " in text else text.partition("=")
+    head_match = catalog.lookup(_lookup_spelling(head)) if sep else None
+    if head_match is not None and sep == " ":
+        b.report(
+            "MG014", Severity.ERROR,
+            f"`{text}` is one argument: llama-server receives the flag and its value as a "
+            "single word and rejects it (invalid argument)",
+            word.span,
+            hint=f'split it into two list items: "{head}", "{rest.strip()}"'
+            if b.launch.list_form else f"unquote it: {head} {rest.strip()}",
+        )
+        _add_unknown(b, head_match.option, head, word.span)
+        return i + 1
+    if head_match is not None:
+        b.report(
+            "MG004", Severity.ERROR,
+            f"invalid argument {text}: llama.cpp has no --flag=value form",
+            word.span, hint=f"write {head} {rest}",
+        )
+        _add_unknown(b, head_match.option, head, word.span)
+        return i + 1
+    if text.startswith("-") and classify(text) != NEGATIVE_NUMBER:
+        retired = catalog.retired_by_spelling.get(text)
+        suggestion = catalog.suggest(_lookup_spelling(text))
+        message = f"invalid argument {text}: llama-server does not accept it"
+        hint = retired.hint if retired else None
+        if retired is None and suggestion:
+            message += f"; did you mean {suggestion}?"
+        b.report("MG004", Severity.ERROR, message, word.span, hint=hint)
+        nxt = words[i + 1] if i + 1 < len(words) else None
+        # its value (if it had one) is not a second problem
+        return i + 2 if nxt is not None and not nxt.text.startswith("-") else i + 1
+    previous = words[i - 1] if i > 0 else None
+    prev_match = catalog.lookup(_lookup_spelling(previous.text)) if previous else None
+    if previous is not None and prev_match is not None and prev_match.option.is_bool:
+        neg = prev_match.option.neg
+        b.report(
+            "MG006", Severity.ERROR,
+            f"{previous.text} takes no value: `{text}` reaches llama-server as a separate "
+            "argument (invalid argument)",
+            word.span,
+            hint=f"write {previous.text} alone" + (f" (or {neg[0]} to turn it off)" if neg
+                                                   else ""),
+        )
+        return i + 1
+    hint = "give the model with -m FILE" if text.endswith(".gguf") else None
+    b.report("MG004", Severity.ERROR,
+             f"invalid argument `{text}`: llama-server takes no positional arguments",
+             word.span, hint=hint)
+    return i + 1
+
+
+def _env_overridden(b: Builder) -> None:
+    """llama.cpp applies env first and warns when argv overrides a variable."""
+    for env_occ in b.before:
+        spec = b.catalog.by_key[env_occ.key]
+        if spec.accumulates:
+            continue
+        winner = next((o for o in reversed(b.argv) if o.key == env_occ.key), None)
+        if winner is None:
+            continue
+        b.report(
+            "MG007", Severity.WARNING,
+            f"{env_occ.spelling}={env_occ.raw if env_occ.raw is not None else '…'} (line "
+            f"{b.line(env_occ.span)}) is overridden by {_describe(winner)} (line "
+            f"{b.line(winner.span)})",
+            env_occ.span,
+            hint="set the value in one place",
+            related=(Related(b.source, winner.span, "this value wins"),),
+        )
+
+
+def _model(b: Builder) -> ModelRef | None:
+    occs = [o for o in b.before + b.argv if o.key in MODEL_KEYS]
+    if not occs:
+        return None  # router mode: models are loaded on request
+    argv = [o for o in occs if o.origin == "argv"]
+    occ = (argv or occs)[-1]
+    return ModelRef(value=occ.value if occ.known else None, span=occ.value_span,
+                    origin=occ.spelling, known=occ.known)
+
+
+# ------------------------------------------------------------------------------ value types
+def stoi(raw: str) -> int | None:
+    """``std::stoi``: leading blanks, a sign and digits; trailing garbage is ignored."""
+    match = _STOI.match(raw)
+    if match is None:
+        return None
+    value = int(match.group(1))
+    return value if -INT32 - 1 <= value <= INT32 else None
+
+
+def stof(raw: str) -> float | None:
+    """``std::stof``: the longest leading float; trailing garbage is ignored."""
+    match = _STOF.match(raw)
+    return float(match.group(1)) if match else None
+
+
+def convert(spec: OptionSpec, raw: str) -> tuple[Any, str | None]:
+    """The typed value of one llama.cpp argument, or the reason the engine rejects it."""
+    kind = spec.type
+    if kind == "int":
+        value = stoi(raw)
+        if value is None:
+            return None, f"'{raw}' is not an integer"
+        if spec.choices and str(value) not in spec.choices:
+            return None, f"'{raw}' is not one of {', '.join(map(str, spec.choices))}"
+        return ([value] if spec.accumulates else value), None
+    if kind == "float":
+        fvalue = stof(raw)
+        return (fvalue, None) if fvalue is not None else (None, f"'{raw}' is not a number")
+    if kind == "ngl":
+        if raw == "auto":
+            return -1, None
+        if raw == "all":
+            return -2, None
+        value = stoi(raw)
+        return (value, None) if value is not None else (
+            None, f"'{raw}' is not an integer, auto or all")
+    if kind in ("float_list", "uint_list"):
+        return _number_list(spec, raw)
+    if kind == "hostport_list":
+        return _endpoints(raw)
+    items = _split(spec, raw)
+    if spec.choices:
+        for item in items:
+            if item not in spec.choices:
+                close = difflib.get_close_matches(item, [str(c) for c in spec.choices], n=1,
+                                                  cutoff=0.6)
+                return None, (
+                    f"'{item}' is not one of {', '.join(map(str, spec.choices))}"
+                    + (f"; did you mean '{close[0]}'? (values are case-sensitive)"
+                       if close else ""))
+    if spec.accumulates:
+        return items, None
+    return (items if spec.sep else raw), None
+
+
+def _split(spec: OptionSpec, raw: str) -> list[str]:
+    if not spec.sep:
+        return [raw]
+    if spec.sep == "[,/]":
+        return [x for x in _SPLIT_ANY.split(raw) if x]
+    return [x for x in raw.split(spec.sep) if x]
+
+
+def _number_list(spec: OptionSpec, raw: str) -> tuple[Any, str | None]:
+    parts = _SPLIT_ANY.split(raw)
+    if parts and parts[-1] == "":
+        parts.pop()
+    if not parts or parts[0] == "":
+        return None, f"'{raw}' starts with a separator (llama.cpp: std::stof fails)"
+    if len(parts) > MAX_TENSOR_SPLIT:
+        return None, (f"{len(parts)} entries: llama.cpp accepts at most {MAX_TENSOR_SPLIT} "
+                      "(one per device)")
+    values: list[float | int] = []
+    for part in parts:
+        number = stof(part) if spec.type == "float_list" else stoi(part)
+        if number is None:
+            return None, f"'{part}' is not a number"
+        values.append(number)
+    return values, None
+
+
+def _endpoints(raw: str) -> tuple[Any, str | None]:
+    out: list[tuple[str, int]] = []
+    for item in raw.split(","):
+        host, sep, port = item.partition(":")
+        number = stoi(port) if sep else None
+        if not host or number is None:
+            return None, f"'{item}' is not host:port"
+        out.append((host, number))
+    return out, None

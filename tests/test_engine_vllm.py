@@ -1,0 +1,325 @@
+"""vLLM argument parsing: catalog coverage, argparse behaviours, findings and their positions."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mgpu_lint.engines import Invocation, parse_launch
+from mgpu_lint.engines.catalog import OptionSpec, vllm_catalog
+from mgpu_lint.findings import Finding
+from mgpu_lint.launch import ENTRY_VLLM_API_SERVER
+
+from .wordutil import codes, list_launch, make_launch, render
+
+REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "engines"
+needs_reference = pytest.mark.skipif(
+    not REFERENCE.is_dir(), reason=f"reference engine catalogs not found at {REFERENCE}"
+)
+PARSE_ERRORS = {"MG004", "MG005", "MG006", "MG013", "MG014", "MG016"}
+
+
+def parse(command: str, **kw: Any) -> tuple[Invocation, list[Finding]]:
+    return parse_launch(make_launch(command, **kw))
+
+
+def sample_value(spec: OptionSpec) -> str:
+    if spec.key == "config":
+        return "absent.yaml"
+    if spec.choices:
+        return str(spec.choices[0])
+    return {
+        "int": "2", "float": "0.5", "hrint": "32k", "hrint_auto": "auto", "json": "{}",
+        "json_or_str": "x", "lora_modules": "a=b", "id_list": "0,1",
+    }.get(spec.type, "x")
+
+
+def command_for(spelling: str, spec: OptionSpec) -> str:
+    if spec.key == "model":
+        return f"vllm serve {spelling} org/model"
+    if spec.takes_value and spec.nargs != "?":
+        return f"vllm serve org/model {spelling} {sample_value(spec)}"
+    return f"vllm serve org/model {spelling}"
+
+
+@needs_reference
+def test_every_reference_spelling_is_accepted() -> None:
+    catalog = vllm_catalog()
+    ref = json.loads((REFERENCE / "vllm-serve.json").read_text("utf-8"))
+    for r in ref:
+        if r["positional"] or r["type"] == "help":
+            continue
+        spec = catalog.by_key[r["dest"]]
+        for spelling in r["names"] + r["neg_names"]:
+            inv, findings = parse(command_for(spelling, spec))
+            bad = [f for f in findings if f.code in PARSE_ERRORS]
+            assert not bad, (spelling, render(bad))
+            assert [o.key for o in inv.occurrences] == [spec.key], spelling
+            assert inv.model is not None and inv.model.value == "org/model"
+
+
+@needs_reference
+def test_every_reference_choice_list_is_enforced() -> None:
+    catalog = vllm_catalog()
+    ref = json.loads((REFERENCE / "vllm-serve.json").read_text("utf-8"))
+    for r in ref:
+        if not r["choices"] or r["positional"]:
+            continue
+        spec = catalog.by_key[r["dest"]]
+        flag = r["names"][0]
+        for choice in r["choices"]:
+            inv, findings = parse(f"vllm serve m {flag} {choice}")
+            assert not findings, (flag, choice, render(findings))
+        invalid = "24" if isinstance(r["choices"][0], int) else "zz_not_a_choice"
+        inv, findings = parse(f"vllm serve m {flag} {invalid}")
+        if spec.key == "max_lora_rank":  # MG307 reports it (DECISIONS: one cause, one finding)
+            assert not findings
+            continue
+        assert codes(findings) == ["MG006"], flag
+        assert "invalid choice" in findings[0].message
+        assert not inv.setting(spec.key).known
+
+
+def one_edit(spelling: str, rng: random.Random, kind: int) -> str:
+    dashes = "--" if spelling.startswith("--") else "-"
+    name = spelling[len(dashes):]
+    i = rng.randrange(len(name))
+    if kind == 0 and len(name) > 1:  # delete a character
+        name = name[:i] + name[i + 1:]
+    elif kind == 1:  # replace a character
+        name = name[:i] + ("x" if name[i] != "x" else "q") + name[i + 1:]
+    elif len(name) > 1:  # swap two neighbours
+        i = min(i, len(name) - 2)
+        name = name[:i] + name[i + 1] + name[i] + name[i + 2:]
+    return dashes + name
+
+
+def test_every_spelling_with_one_edit_is_caught() -> None:
+    catalog = vllm_catalog()
+    rng = random.Random(20260822)
+    checked = 0
+    for n, spelling in enumerate(sorted(catalog.by_spelling)):
+        spec = catalog.by_spelling[spelling].option
+        if spec.type == "help":
+            continue
+        edited = one_edit(spelling, rng, n % 3)
+        normal = edited if not edited.startswith("--") else edited.replace("_", "-")
+        if edited == spelling or catalog.lookup(normal) is not None:
+            continue  # the edit made another valid spelling
+        _, findings = parse(f"vllm serve m {edited}" + (" 2" if spec.takes_value else ""))
+        flag = [f for f in findings if f.code in ("MG004", "MG013")]
+        assert flag, (spelling, edited, render(findings))
+        message = flag[0].message
+        if flag[0].code == "MG013" or "ambiguous" in message:
+            assert spelling in message or catalog.prefixed(normal), (edited, message)
+        elif "did you mean" in message:
+            suggested = message.rsplit("did you mean ", 1)[1].split("?")[0]
+            ratio = difflib.SequenceMatcher(None, edited, suggested).ratio()
+            assert suggested == spelling or ratio >= difflib.SequenceMatcher(
+                None, edited, spelling).ratio(), (edited, suggested, spelling)
+        else:
+            assert len(spelling) <= 4 or catalog.retired_by_spelling.get(normal), (
+                edited, message)
+        checked += 1
+    assert checked > 300
+
+
+def test_spelling_forms() -> None:
+    inv, findings = parse("vllm serve org/m --tensor_parallel_size=4 -pp=2 --no_enable_prefix_caching")
+    assert not findings
+    assert inv.tensor_parallel_size.value == 4
+    assert inv.pipeline_parallel_size.value == 2
+    assert inv.enable_prefix_caching.value is False
+    assert inv.enable_prefix_caching.given
+    assert inv.data_parallel_size.value == 1 and not inv.data_parallel_size.given
+    text = "vllm serve org/m --tensor_parallel_size=4"
+    span = inv.tensor_parallel_size.span
+    assert span is not None and text[span.start:span.end] == "4"
+
+
+def test_attached_short_value_is_rejected() -> None:
+    _, findings = parse("vllm serve org/m -tp2")
+    assert render(findings) == ["MG004 error [-tp2] unknown flag -tp2; did you mean -tp?"]
+
+
+def test_abbreviations() -> None:
+    inv, findings = parse("vllm serve org/m --gpu-memory 0.8 --max-num-seq 8")
+    assert render(findings) == [
+        ("MG013 warning [--gpu-memory] --gpu-memory is an abbreviation: vLLM resolves it to "
+        "--gpu-memory-utilization"),
+        ("MG013 warning [--max-num-seq] --max-num-seq is an abbreviation: vLLM resolves it to "
+        "--max-num-seqs"),
+    ]
+    assert inv.gpu_memory_utilization.value == 0.8
+    inv, findings = parse("vllm serve org/m --ep --device cuda -tp 2")
+    assert codes(findings) == ["MG013", "MG013"]
+    assert all(f.severity.value == "error" for f in findings)
+    assert "--eplb-config" in findings[0].message and "-ep" in findings[0].message
+    assert not inv.eplb_config.known and not inv.device_ids.known
+    assert inv.tensor_parallel_size.value == 2  # `cuda` was skipped as --device's value
+    _, findings = parse("vllm serve org/m --dp 2")
+    assert codes(findings) == ["MG004"] and "ambiguous" in findings[0].message
+
+
+def test_booleans_take_no_value() -> None:
+    _, findings = parse("vllm serve org/m --enforce-eager=true --trust-remote-code true")
+    assert render(findings) == [
+        ("MG006 error [true] --enforce-eager takes no value: vLLM fails with \"ignored explicit "
+        "argument 'true'\""),
+        ("MG006 error [true] --trust-remote-code takes no value: `true` reaches vLLM as an extra "
+        "argument (unrecognized arguments)"),
+    ]
+
+
+def test_last_repeat_wins() -> None:
+    command = "vllm serve org/m --tensor-parallel-size 4 -tp 8"
+    inv, findings = parse(command)
+    assert inv.tensor_parallel_size.value == 8
+    [f] = findings
+    assert f.code == "MG007" and f.severity.value == "warning"
+    assert command[f.span.start:f.span.end] == "4"
+    assert "--tensor-parallel-size 4 (line 1) is overridden by -tp 8" in f.message
+    assert command[f.related[0].span.start:f.related[0].span.end] == "8"
+
+
+def test_missing_values() -> None:
+    _, findings = parse("vllm serve org/m --max-model-len --tensor-parallel-size")
+    assert codes(findings) == ["MG005", "MG005"]
+    _inv, findings = parse("vllm serve org/m --served-model-name --port 1")
+    assert codes(findings) == ["MG005"] and "at least one" in findings[0].message
+
+
+def test_nargs_plus_swallows_the_model() -> None:
+    inv, findings = parse("vllm serve --served-model-name api org/model")
+    assert inv.served_model_name.value == ["api", "org/model"]
+    assert codes(findings) == ["MG016"]
+    assert "takes every following word, including `org/model`" in findings[0].message
+    assert inv.model is not None and not inv.model.known
+
+
+def test_values() -> None:
+    inv, findings = parse("vllm serve org/m --max-model-len 32k --kv-cache-memory-bytes 2G "
+                          "--max-num-batched-tokens 32K")
+    assert not findings
+    assert inv.max_model_len.value == 32000
+    assert inv.kv_cache_memory_bytes.value == 2 * 2**30
+    assert inv.max_num_batched_tokens.value == 32768
+    inv, findings = parse("vllm serve org/m --max-model-len 1.5K --max-num-seqs many "
+                          "--gpu-memory-utilization x")
+    assert codes(findings) == ["MG006", "MG006", "MG006"]
+    assert "Did you mean to use 1.5k" in findings[0].message
+    assert not inv.max_model_len.known and not inv.max_num_seqs.known
+    inv, _ = parse("vllm serve org/m --max-model-len auto")
+    assert inv.max_model_len.value == -1
+
+
+def test_json_and_dotted_keys() -> None:
+    command = 'vllm serve org/m --compilation-config {"level":3}'
+    _, findings = parse(command)
+    assert codes(findings) == ["MG006"]
+    assert "no field `level`" in findings[0].message
+    inv, findings = parse("vllm serve org/m --compilation-config.mode 3 "
+                          "-cc.cudagraph_capture_sizes+ 1,2 --speculative-config {bad}")
+    assert codes(findings) == ["MG006"]
+    assert inv.setting("compilation_config").value == {
+        "mode": 3, "cudagraph_capture_sizes": [1, 2]}
+    inv, findings = parse('vllm serve org/m -cc {"mode":3} -cc.cudagraph_capture_sizes+ 1,2')
+    assert codes(findings) == ["MG007"] and "no deep merge" in findings[0].message
+    assert inv.setting("compilation_config").value == {"cudagraph_capture_sizes": [1, 2]}
+    _, findings = parse("vllm serve org/m --compilation-config.levl 3")
+    assert codes(findings) == ["MG006"] and "did you mean `level`" not in findings[0].message
+
+
+def test_optimization_level() -> None:
+    for form in ("-O3", "-O 3", "-O=3", "--optimization-level 3"):
+        inv, findings = parse(f"vllm serve org/m {form}")
+        assert not findings, form
+        assert inv.setting("optimization_level").value == "3"
+    _, findings = parse("vllm serve org/m -O5")
+    assert codes(findings) == ["MG006"]
+
+
+def test_model_entry_points() -> None:
+    inv, findings = parse("vllm serve --model org/m")
+    assert codes(findings) == ["MG008"]
+    assert inv.model is not None and inv.model.value == "org/m" and inv.model.origin == "--model"
+    inv, findings = parse("python3 -m vllm.entrypoints.openai.api_server --model org/m",
+                          entry=ENTRY_VLLM_API_SERVER, engine="vllm", skip=3)
+    assert not findings and inv.model is not None and inv.model.value == "org/m"
+    _, findings = parse("python3 -m vllm.entrypoints.openai.api_server org/m -tp 2",
+                        entry=ENTRY_VLLM_API_SERVER, engine="vllm", skip=3)
+    assert codes(findings) == ["MG016"] and "ignores it" in findings[0].message
+    _, findings = parse("python3 -m vllm.entrypoints.openai.api_server org/m",
+                        entry=ENTRY_VLLM_API_SERVER, engine="vllm", skip=3, version_pin="0.9.2")
+    assert "rejects it" in next(f for f in findings if f.code == "MG016").message
+    _, findings = parse("vllm serve -tp 2")
+    assert codes(findings) == ["MG016"] and "Qwen/Qwen3-0.6B" in findings[0].message
+    _, findings = parse("vllm serve org/m other")
+    assert codes(findings) == ["MG004"] and "unexpected argument" in findings[0].message
+
+
+def test_serve_repeated_after_image_entrypoint() -> None:
+    launch = list_launch(["serve", "org/m", "--tensor-parallel-size", "2"])
+    inv, findings = parse_launch(launch)
+    assert render(findings)[0].startswith("MG016 error [serve]")
+    assert inv.tensor_parallel_size.value == 2
+
+
+def test_glued_list_item() -> None:
+    launch = list_launch(["org/m", "--port 8000", "--tensor-parallel-size 4"])
+    inv, findings = parse_launch(launch)
+    assert [line.split("]")[0] for line in render(findings)] == [
+        "MG014 error [--port 8000", "MG014 error [--tensor-parallel-size 4"]
+    assert inv.tensor_parallel_size.given and not inv.tensor_parallel_size.known
+
+
+def test_unresolved_variables() -> None:
+    command = "vllm serve $MODEL --tensor-parallel-size $(TP) --port $PORT"
+    inv, findings = parse(command)
+    findings.sort(key=lambda f: f.sort_key())
+    assert [(f.code, command[f.span.start:f.span.end]) for f in findings] == [
+        ("MG009", "$MODEL"), ("MG009", "$(TP)")]
+    assert "MG101" in findings[1].message
+    assert inv.model is not None and not inv.model.known
+    assert not inv.tensor_parallel_size.known and not inv.port.known
+
+
+def test_version_not_catalogued() -> None:
+    _, findings = parse("vllm serve org/m --swap-space 4", version_pin="0.8.5")
+    assert codes(findings) == ["MG015"]  # 0.8.5 still had it (last in 0.17.1)
+    _, findings = parse("vllm serve org/m --swap-spaces 4", version_pin="0.8.5")
+    assert codes(findings) == ["MG004", "MG015"]
+    unknown = next(f for f in findings if f.code == "MG004")
+    assert unknown.severity.value == "warning" and "0.8.5 may accept it" in unknown.message
+    _, findings = parse("vllm serve org/m --swap-space 4")
+    assert codes(findings) == ["MG004"] and findings[0].severity.value == "error"
+    assert "--kv-offloading-size" in (findings[0].hint or "")
+
+
+def test_config_file(tmp_path: Path) -> None:
+    (tmp_path / "cfg.yaml").write_text(
+        "model: org/from-config\ntensor_parallel_size: 2\nenable-prefix-caching: false\n"
+        "max_model_len: 16k\nbogus: 1\n")
+    source = str(tmp_path / "serve.sh")
+    inv, findings = parse("vllm serve --config cfg.yaml -tp 4", path=source)
+    assert codes(findings) == ["MG004", "MG006", "MG007"]
+    assert inv.model is not None and inv.model.value == "org/from-config"
+    assert inv.tensor_parallel_size.value == 4
+    assert inv.max_model_len.value == 16000
+    assert not inv.enable_prefix_caching.given
+    _, findings = parse("vllm serve org/m --config=cfg.yaml", path=source)
+    assert codes(findings) == ["MG006"] and findings[0].severity.value == "warning"
+    _, findings = parse("vllm serve org/m --config cfg.json", path=source)
+    assert codes(findings) == ["MG006"]
+
+
+def test_report_snapshot(snapshot: Any) -> None:
+    command = ("vllm serve meta-llama/Llama-3.1-70B-Instruct --tensor-paralel-size 4 -tp 8 "
+               "--gpu-memory 0.95 --kv-cache-dtype FP8 --max-model-len 128k --enable-lora true "
+               "--max-lora-rank 24 --ep 2 --swap-space 16")
+    _, findings = parse(command)
+    assert render(findings) == snapshot

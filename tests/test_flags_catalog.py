@@ -1,0 +1,120 @@
+"""The flag catalogs against the reference lists (../shared/reference/engines)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mgpu_lint.engines.catalog import (
+    CatalogFile,
+    llama_catalog,
+    nearest_vllm_version,
+    rpc_catalog,
+    vllm_catalog,
+    vllm_versions,
+)
+
+REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "engines"
+needs_reference = pytest.mark.skipif(
+    not REFERENCE.is_dir(), reason=f"reference engine catalogs not found at {REFERENCE}"
+)
+
+
+def reference(name: str) -> list[dict[str, Any]]:
+    return json.loads((REFERENCE / name).read_text("utf-8"))
+
+
+def test_counts() -> None:
+    vllm = vllm_catalog()
+    options = [o for o in vllm.options if o.type != "help"]
+    assert len(options) == 300
+    assert sum(len(o.names) for o in vllm.options) == 325  # -h/--help included
+    assert sum(len(o.neg) for o in vllm.options) == 82
+    llama = llama_catalog()
+    assert len(llama.options) == 249
+    assert sum(len(o.names) + len(o.neg) for o in llama.options) == 407
+    assert sum(1 for o in llama.options if o.env) == 136
+    rpc = rpc_catalog()
+    assert len(rpc.options) == 6
+    assert set(rpc.retired_by_spelling) == {"-m", "--mem"}
+
+
+@needs_reference
+def test_vllm_matches_reference() -> None:
+    ref = [r for r in reference("vllm-serve.json") if not r["positional"]]
+    catalog = vllm_catalog()
+    for r in ref:
+        match = catalog.lookup(r["names"][0])
+        assert match is not None, r["names"]
+        opt = match.option
+        assert opt.key == r["dest"]
+        assert list(opt.names) == r["names"]
+        assert list(opt.neg) == r["neg_names"]
+        assert opt.takes_value == r["takes_value"]
+        if r["nargs"] in ("+", "?"):
+            assert opt.nargs == r["nargs"]
+        if r["dest"] != "optimization_level":  # validated 0-3 after argparse (vllm-notes §3)
+            assert list(opt.choices or []) == (r["choices"] or []), r["names"]
+        assert opt.repeat == ("append" if r.get("repeat") == "append" else None)
+    assert len(ref) == len(catalog.options)
+
+
+@needs_reference
+@pytest.mark.parametrize("name, load", [
+    ("llama-server.json", llama_catalog), ("rpc-server.json", rpc_catalog)])
+def test_llama_matches_reference(name: str, load: Any) -> None:
+    ref = reference(name)
+    catalog = load()
+    assert len(ref) == len(catalog.options)
+    for r, opt in zip(ref, catalog.options):
+        assert list(opt.names) == r["names"]
+        assert list(opt.neg) == r["neg_names"]
+        assert opt.nargs == r["nargs"]
+        assert list(opt.choices or []) == (r["choices"] or [])
+        assert opt.env == r["env"]
+        assert opt.env_neg == r.get("env_neg")
+        assert opt.repeatable == r["repeatable"]
+        assert bool(opt.removed) == bool(r.get("removed"))
+        assert bool(opt.deprecated) == bool(r.get("deprecated"))
+        assert bool(opt.sep) == bool(r["list_sep"])
+
+
+def test_lookups() -> None:
+    vllm = vllm_catalog()
+    assert [m.spelling for m in vllm.prefixed("--ep")] == ["--eplb-config"]
+    assert vllm.suggest("--tensor-paralel-size") == "--tensor-parallel-size"
+    assert vllm.lookup("--no-enable-prefix-caching").negative  # type: ignore[union-attr]
+    assert vllm.by_key["max_lora_rank"].choices == (1, 8, 16, 32, 64, 128, 256, 320, 512)
+    assert vllm.retired_by_spelling["--swap-space"].last is not None
+    assert llama_catalog().by_env["LLAMA_ARG_N_GPU_LAYERS"].option.key == "n_gpu_layers"
+    assert llama_catalog().by_env["LLAMA_ARG_NO_KV_OFFLOAD"].negative
+
+
+def test_versions() -> None:
+    assert "0.30.0" in vllm_versions()
+    assert nearest_vllm_version("0.30.0") == "0.30.0"
+    assert nearest_vllm_version("0.8.5") in vllm_versions()
+
+
+def test_release_as_differences() -> None:
+    """A later issue adds releases as a base plus differences."""
+    base = vllm_catalog()
+    diff = CatalogFile.model_validate({
+        "engine": "vllm", "version": "0.29.9", "source": "test", "base": "0.30.0",
+        "drop": ["headless"],
+        "options": [
+            {"key": "tensor_parallel_size", "names": ["--tensor-parallel-size", "-tp"],
+             "type": "int", "default": 2},
+            {"key": "swap_space", "names": ["--swap-space"], "type": "float"},
+        ],
+        "retired": [],
+    })
+    derived = base.derive(diff)
+    assert derived.version == "0.29.9"
+    assert "headless" not in derived.by_key
+    assert derived.by_key["tensor_parallel_size"].default == 2
+    assert derived.lookup("--swap-space") is not None
+    assert len(derived.options) == len(base.options) + 1 - 1
+    assert derived.retired == ()

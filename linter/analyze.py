@@ -25,17 +25,19 @@ class FileSet:
 
 def analyze(launch: Launch, settings: "Settings", options: "Options",
             fileset: FileSet) -> list[Finding]:
+    from .engines import parse_launch
     from .rules import CHECKS
     from .runner import internal_error
 
+    inv, findings = parse_launch(launch, options.target_version or settings.target_version)
     d = Deployment(
         launch=launch,
+        inv=inv,
         settings=settings,
         services=linked_services(launch, fileset.services),
         hpas=linked_hpas(launch, fileset.hpas),
         peers=tuple(la for la in fileset.launches if la is not launch),
     )
-    findings: list[Finding] = []
     for r in CHECKS:
         try:
             findings.extend(r.check(d))  # type: ignore[misc]

@@ -92,7 +92,7 @@ class Context:
     shm_size_bytes: int | None = None
     probes: tuple[str, ...] = ()  # "readinessProbe", "startupProbe", "livenessProbe", "healthcheck"
     ports: tuple[Port, ...] = ()
-    host_network: bool = False
+    host_network: Located | None = None  # `hostNetwork: true`, compose `network_mode: host`
     volumes: Mapping[str, Located] = field(default_factory=dict)  # mount path -> volume kind
     ray_cluster: bool = False  # KubeRay pod: shm injected, GPUs belong to the Ray cluster
 

@@ -145,8 +145,10 @@ def _expand(body_text: str, start: int, end: int, resolve: Resolver, wb: _WordBu
             value = resolve(name)
             op, default = b.group(2), b.group(3)
             if op in (":-", "-") and (value is None or (op == ":-" and value == "")):
-                if value is None and not any(c in (default or "") for c in "$`"):
-                    value = default or ""
+                # an unknown variable takes its default -- unless the default is empty: then
+                # the script expects its caller to provide the value, which stays unknown
+                if value is None and default and not any(c in default for c in "$`"):
+                    value = default
                 elif value is not None:
                     value = default or ""
             elif op in (":+", "+"):

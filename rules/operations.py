@@ -56,7 +56,7 @@ def missing_readiness_probe(d: Deployment) -> Iterator[Finding]:
     ctx = d.context
     if ctx.kind != "k8s" or d.engine == RPC_SERVER or ctx.object_kind in BATCH_KINDS:
         return
-    if d.facts.get("headless"):
+    if d.inv.headless.value:
         return
     if "readinessProbe" in ctx.probes or "startupProbe" in ctx.probes:
         return

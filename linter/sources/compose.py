@@ -171,7 +171,9 @@ def _service(doc: Doc, name: str, name_node: Any, svc: Any, variables: dict[str,
             ports.append(Port(int(target) if target and target.isdigit() else None,
                               published is not None, get_str(p, "host_ip") or "",
                               doc.span(p), "compose ports"))
-    host_network = get_str(svc, "network_mode") == "host"
+    nm = get(svc, "network_mode")
+    host_network = (Located("network_mode: host", doc.span(nm), doc.source)
+                    if is_scalar(nm) and nm.value == "host" else None)
     image_node = get(svc, "image")
     image = None
     if is_scalar(image_node):

@@ -172,7 +172,9 @@ def _volumes(doc: Doc, pod: Any) -> dict[str, tuple[str, Any]]:
 def _extract_pod(doc: Doc, pod: Any, ctx: Context, found: Found) -> None:
     labels = _node_labels(doc, pod)
     volumes = _volumes(doc, pod)
-    host_network = get_str(pod, "hostNetwork") == "true"
+    hn = get(pod, "hostNetwork")
+    host_network = (Located("hostNetwork: true", doc.span(hn), doc.source)
+                    if is_scalar(hn) and hn.value == "true" else None)
     containers = items(get(pod, "containers")) + items(get(pod, "initContainers"))
     for container in containers:
         if not is_map(container):

@@ -1,0 +1,262 @@
+"""Network exposure: the RPC server and the engine API (MG601-MG605)."""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Iterator
+
+from mgpu_lint.deployment import Deployment, public_reach
+from mgpu_lint.findings import Finding, Related, Severity
+from mgpu_lint.launch import LLAMA_SERVER, RPC_SERVER, VLLM
+
+from .registry import Rule, rule
+
+RPC_DEFAULT_PORT = 50052  # tools/rpc/rpc-server.cpp default (llama.cpp master 2026-08-22)
+API_DEFAULT_PORT = {VLLM: 8000, LLAMA_SERVER: 8080}
+# The banner ggml-rpc-server prints when its host is not exactly "127.0.0.1"
+# (tools/rpc/rpc-server.cpp, llama.cpp master 2026-08-22).
+RPC_BANNER = ("WARNING: Host ('<host>') is != '127.0.0.1' / Never expose the RPC server to an "
+              "open network! / This is an experimental feature and is not secure!")
+
+
+# RFC 1918, carrier-grade NAT (RFC 6598), link-local and IPv6 unique-local: networks a site
+# keeps to itself.  Everything else that is not loopback is routable, hence public.
+PRIVATE_NETWORKS = tuple(ipaddress.ip_network(n) for n in (
+    "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "169.254.0.0/16",
+    "fc00::/7", "fe80::/10"))
+
+
+def address_kind(host: str) -> str:
+    """'loopback', 'all', 'private', 'public' or 'name' (a host name we cannot place)."""
+    h = host.strip().strip("[]")
+    if h in ("localhost", "ip6-localhost"):
+        return "loopback"
+    if h in ("0.0.0.0", "::", "*", ""):
+        return "all"
+    try:
+        ip = ipaddress.ip_address(h)
+    except ValueError:
+        return "name"
+    if ip.is_loopback:
+        return "loopback"
+    if ip.is_unspecified:
+        return "all"
+    if any(ip in net for net in PRIVATE_NETWORKS if net.version == ip.version):
+        return "private"
+    return "public"
+
+
+@rule("MG601", "rpc-server-exposed", Severity.ERROR,
+      "the RPC server (no authentication) listens beyond loopback")
+def rpc_server_exposed(d: Deployment) -> Iterator[Finding]:
+    """
+    What it does: checks the address `ggml-rpc-server` (formerly `rpc-server`) binds with
+    `-H/--host` (default 127.0.0.1).
+
+    Why is this bad? The RPC server has no authentication and no encryption: whoever reaches
+    its port can allocate buffers on the GPU, read and write them, and run graphs. The server
+    itself warns at start-up when the host is anything but exactly 127.0.0.1:
+
+        WARNING: Host ('<host>') is != '127.0.0.1'
+                 Never expose the RPC server to an open network!
+                 This is an experimental feature and is not secure!
+
+    Binding all interfaces (`0.0.0.0`, `::`) or a public address is an error. A private LAN
+    address is a warning: it is what the lesson's own multi-machine example does on purpose,
+    but everyone on that network can use the GPU. Loopback is silent.
+
+    Use instead: bind the address of a dedicated, isolated interface, or keep 127.0.0.1 and
+    reach it through an SSH tunnel or a WireGuard link.
+    """
+    if d.engine != RPC_SERVER:
+        return
+    host = d.inv.host
+    if not host.known or not host.given or host.value is None:
+        return
+    kind = address_kind(str(host.value))
+    if kind == "loopback":
+        return
+    value = str(host.value)
+    span = host.span or d.program_span
+    math = (f"ggml-rpc-server prints: {RPC_BANNER.replace('<host>', value)}",)
+    if kind in ("all", "public"):
+        where = "every interface" if kind == "all" else f"the public address {value}"
+        yield Finding(
+            "MG601", Severity.ERROR,
+            f"the RPC server binds {where}: it has no authentication, so anyone who reaches "
+            f"port {_rpc_port(d)} can run code on this machine's GPUs",
+            d.source, span, math=math,
+            hint="bind 127.0.0.1 (the default) or the address of an isolated private "
+                 "interface",
+        )
+    else:
+        what = "the private address" if kind == "private" else "the host name"
+        yield Finding(
+            "MG601", Severity.WARNING,
+            f"the RPC server binds {what} {value}: everyone on that network can use this "
+            "machine's GPUs (the server has no authentication)",
+            d.source, span, math=math,
+            hint="keep the network isolated to the llama.cpp machines, or tunnel the port",
+        )
+
+
+def _rpc_port(d: Deployment) -> int:
+    port = d.inv.port
+    if port.known and isinstance(port.value, int):
+        return port.value
+    return RPC_DEFAULT_PORT
+
+
+@rule("MG602", "rpc-port-published", Severity.ERROR,
+      "the RPC server's port is published on all interfaces or by a public Service")
+def rpc_port_published(d: Deployment) -> Iterator[Finding]:
+    """
+    What it does: finds the RPC server's port (`-p`, default 50052) published to the outside:
+    a compose or `docker run` port mapping without a `127.0.0.1:` host address, a Kubernetes
+    NodePort/LoadBalancer Service that selects the pod, a `hostPort`, or host networking.
+
+    Why is this bad? The RPC protocol has no authentication (see MG601). Publishing the port
+    on every interface of the host makes the GPU reachable from any network the host is on.
+
+    Use instead: publish it on the LAN address only (`"192.168.1.20:50052:50052"`), or on
+    `127.0.0.1` with a tunnel; in Kubernetes use a ClusterIP Service and a NetworkPolicy.
+    """
+    if d.engine != RPC_SERVER:
+        return
+    port = _rpc_port(d)
+    for reach in public_reach(d, port, bound_host=False):
+        yield Finding(
+            "MG602", Severity.ERROR,
+            f"the RPC port {port} is reachable from outside: {reach.message}; the RPC server "
+            "has no authentication",
+            reach.source, reach.span,
+            hint="publish it on a private address only, or use a ClusterIP Service with a "
+                 "NetworkPolicy",
+            related=(Related(d.source, d.program_span, "the RPC server starts here"),),
+        )
+
+
+@rule("MG603", "rpc-public-address", Severity.ERROR,
+      "llama-server sends weights and activations to an RPC server at a public address")
+def rpc_public_address(d: Deployment) -> Iterator[Finding]:
+    """
+    What it does: checks every `host:port` of llama-server's `--rpc` list.
+
+    Why is this bad? The RPC traffic is neither encrypted nor authenticated: a public address
+    means the model's weights and every activation cross the internet in the clear, and the
+    remote server must itself be exposed (MG601). It is also far too slow: each token's
+    activations make a round trip per device boundary.
+
+    Use instead: keep RPC servers on a private network (10.x, 172.16-31.x, 192.168.x) or
+    behind a VPN.
+    """
+    if d.engine != LLAMA_SERVER:
+        return
+    rpc = d.inv.rpc
+    if not rpc.known or not rpc.given:
+        return
+    for occ in rpc.occurrences:
+        raw = occ.raw or ""
+        offset = 0
+        for entry in raw.split(","):
+            host = entry.rsplit(":", 1)[0] if ":" in entry else entry
+            if address_kind(host) == "public" and occ.value_span is not None:
+                span = _sub(d, occ.value_span, offset, offset + len(entry))
+                yield Finding(
+                    "MG603", Severity.ERROR,
+                    f"--rpc {entry}: a public address; RPC traffic (weights, activations) is "
+                    "unencrypted and unauthenticated",
+                    d.source, span if span is not None else occ.value_span,
+                    hint="reach RPC servers over a private network or a VPN",
+                )
+            offset += len(entry) + 1
+
+
+def _sub(d: Deployment, value_span, i: int, j: int):  # type: ignore[no-untyped-def]
+    """The span of characters [i, j) of a value, through the word that holds it."""
+    for w in d.launch.args:
+        if w.span.start <= value_span.start and value_span.end <= w.span.end:
+            base = next((k for k in range(len(w.text)) if w.cmap.start(k) == value_span.start),
+                        None)
+            if base is not None:
+                return w.sub(base + i, base + j)
+    return None
+
+
+@rule("MG604", "rpc-no-cache", Severity.INFO,
+      "an RPC server without `-c`: weights are sent over the network at every load")
+def rpc_no_cache(d: Deployment) -> Iterator[Finding]:
+    """
+    What it does: finds RPC servers started without `-c/--cache`.
+
+    Why is this bad? Without the cache, the client sends this server its share of the weights
+    over the network every time llama-server loads the model: for 20 GB on a 1 Gb/s link that
+    is almost three minutes per restart. With `-c` the server keeps tensors in a local file
+    cache (`$LLAMA_CACHE/rpc/`) and the client sends only hashes for tensors it already has.
+
+    Use instead: `ggml-rpc-server -c …`.
+    """
+    if d.engine != RPC_SERVER:
+        return
+    cache = d.inv.cache
+    if cache.given or not cache.known:
+        return
+    yield Finding(
+        "MG604", Severity.INFO,
+        "RPC server without -c: llama-server resends this server's share of the weights over "
+        "the network at every model load",
+        d.source, d.program_span, hint="add -c to cache tensors locally",
+    )
+
+
+@rule("MG605", "api-without-key", Severity.WARNING,
+      "the engine's API is reachable from outside without an API key")
+def api_without_key(d: Deployment) -> Iterator[Finding]:
+    """
+    What it does: finds vLLM and llama-server APIs reachable from outside the host or cluster
+    — a port published on all interfaces, a NodePort or LoadBalancer Service (without an
+    internal-load-balancer annotation), a hostPort, or host networking — with no API key
+    (`--api-key`, or the `VLLM_API_KEY` / `LLAMA_API_KEY` environment variable).
+
+    Why is this bad? Anyone who finds the port can run inference on your GPUs, list the served
+    models, and (with LoRA runtime updates or admin endpoints enabled) change what is served.
+
+    `--host 0.0.0.0` inside a container is not reported on its own: the container's network
+    is private until a port is published.
+
+    Use instead: set `--api-key` from a secret (`VLLM_API_KEY` via `secretKeyRef`), or put an
+    authenticating gateway in front and publish only to it.
+    """
+    if d.engine not in (VLLM, LLAMA_SERVER):
+        return
+    key = d.inv.api_key
+    if key.given or not key.known:
+        return
+    env_names = ("VLLM_API_KEY",) if d.engine == VLLM else ("LLAMA_API_KEY",)
+    if any(name in d.launch.env for name in env_names):
+        return
+    if d.engine == LLAMA_SERVER and d.inv.setting("api_key_file").given:
+        return
+    port = d.inv.port
+    api_port = port.value if port.known and isinstance(port.value, int) else \
+        API_DEFAULT_PORT[d.engine]
+    if not port.known:
+        return
+    for reach in public_reach(d, api_port):
+        yield Finding(
+            "MG605", Severity.WARNING,
+            f"the {_name(d)} API (port {api_port}) is reachable from outside: {reach.message}; "
+            "no --api-key is set",
+            reach.source, reach.span,
+            hint=f"set --api-key (or {env_names[0]} from a secret), or publish the port only "
+                 "behind an authenticating gateway",
+            related=(Related(d.source, d.program_span, "the server starts here"),),
+        )
+
+
+def _name(d: Deployment) -> str:
+    return "vLLM" if d.engine == VLLM else "llama-server"
+
+
+RULES: list[Rule] = [rpc_server_exposed, rpc_port_published, rpc_public_address, rpc_no_cache,
+                     api_without_key]

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from .deployment import Deployment, linked_hpas, linked_services
 from .findings import Finding
 from .launch import HpaInfo, Launch, ServiceInfo
+from .resolve import layout
 
 if TYPE_CHECKING:
     from .config import Settings
@@ -34,6 +35,7 @@ def analyze(launch: Launch, settings: "Settings", options: "Options",
         launch=launch,
         inv=inv,
         settings=settings,
+        layout=layout(inv),
         services=linked_services(launch, fileset.services),
         hpas=linked_hpas(launch, fileset.hpas),
         peers=tuple(la for la in fileset.launches if la is not launch),

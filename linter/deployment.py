@@ -16,6 +16,7 @@ from .source import SourceFile, Span
 if TYPE_CHECKING:
     from .config import Settings
     from .engines import Invocation
+    from .resolve import Layout
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,7 @@ class Deployment:
     launch: Launch
     inv: "Invocation"
     settings: "Settings"
+    layout: "Layout | None" = None  # vLLM's parallel sizes (None for llama.cpp engines)
     services: tuple[ServiceInfo, ...] = ()  # Services whose selector matches the pod
     hpas: tuple[HpaInfo, ...] = ()  # HPAs whose target is the launch's object
     peers: tuple[Launch, ...] = ()  # other launches of the same file set

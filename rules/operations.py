@@ -107,4 +107,57 @@ def hpa_on_gpu_utilization(d: Deployment) -> Iterator[Finding]:
             )
 
 
-RULES: list[Rule] = [missing_readiness_probe, hpa_on_gpu_utilization]
+
+
+SHM_MIN_BYTES = 1 << 30  # DECISIONS: "large" means at least 1 GiB (or no size limit)
+
+
+@rule("MG701", "missing-shm", Severity.WARNING,
+      "a multi-GPU vLLM container without a large /dev/shm")
+def missing_shm(d: Deployment) -> Iterator[Finding]:
+    """
+    What it does: finds vLLM launches whose world size (tp × pp) exceeds 1 inside a container
+    that keeps the default /dev/shm (64 MB in Docker and Kubernetes).
+
+    Why is this bad? vLLM's workers on one node talk through shared memory: NCCL's
+    intra-node transport and vLLM's own message queue between the scheduler and its workers
+    use /dev/shm. With 64 MB, NCCL fails at start-up ("unhandled system error", "Error while
+    creating shared memory segment") or falls back to slower paths.
+
+    Use instead: Kubernetes — mount a memory-backed emptyDir at /dev/shm:
+
+        volumes:
+          - name: shm
+            emptyDir: {medium: Memory, sizeLimit: 16Gi}
+
+    compose — `ipc: host` or `shm_size: 16gb`; docker run — `--ipc=host` or `--shm-size 16g`.
+    KubeRay pods are not reported: the operator mounts one.
+    """
+    ctx = d.context
+    lay = d.layout
+    if lay is None or not lay.known or lay.world_size <= 1:
+        return
+    if ctx.kind not in ("k8s", "compose") and ctx.image is None:
+        return  # a process on the host, not in a container
+    if ctx.ray_cluster:
+        return
+    if ctx.shm is not None and (ctx.shm_size_bytes is None or ctx.shm_size_bytes >= SHM_MIN_BYTES):
+        return
+    name = ctx.container_name
+    span = name.span if name is not None and name.span is not None else d.program_span
+    where = ("the default 64 MB /dev/shm" if ctx.shm is None else
+             f"a /dev/shm below 1 GiB ({ctx.shm.value})")
+    fix = {"k8s": "mount an emptyDir with medium: Memory at /dev/shm",
+           "compose": "add `ipc: host` or `shm_size: 16gb` to the service"}.get(
+        ctx.kind, "run the container with --ipc=host or --shm-size 16g")
+    related = tuple(Related(d.source, s.span, f"{n} {s.value}") for n, s in
+                    lay.explicit_sizes if s.span is not None)
+    yield Finding(
+        "MG701", Severity.WARNING,
+        f"world size {lay.world_size} ({lay.describe_world()}) in a container with {where}: "
+        "NCCL and vLLM's workers need shared memory",
+        d.source, span, hint=fix, related=related,
+    )
+
+
+RULES: list[Rule] = [missing_shm, missing_readiness_probe, hpa_on_gpu_utilization]

@@ -97,6 +97,9 @@ def extract_object(doc: Doc, root: Any, found: Found, services: list, hpas: list
         ctx = replace(
             base,
             role=role,
+            # KubeRay-style groups (RayCluster, RayService, aibrix RayClusterFleet …): the
+            # operator injects /dev/shm and the GPUs belong to the Ray cluster
+            ray_cluster=base.ray_cluster or role in ("ray-head", "ray-worker"),
             pod_labels=str_map(get(template_meta, "labels")) or str_map(get(meta, "labels")),
             annotations={**annotations, **template_annotations},
         )
@@ -116,10 +119,10 @@ def _pod_specs(node: Any, meta: Any, role: str | None, visits: list[int], depth:
             sub_role = role
             if key in ("leaderTemplate", "workerTemplate"):
                 sub_role = "leader" if key == "leaderTemplate" else "worker"
-            elif key in ("headGroupSpec",):
-                sub_role = "head"
-            elif key in ("workerGroupSpecs",):
-                sub_role = "worker"
+            elif key == "headGroupSpec":
+                sub_role = "ray-head"
+            elif key == "workerGroupSpecs":
+                sub_role = "ray-worker"
             elif key in ("predictor", "transformer", "explainer"):
                 sub_role = key
             sub_meta = get(value, "metadata") if is_map(value) and is_map(get(value, "spec")) \

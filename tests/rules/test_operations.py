@@ -4,7 +4,7 @@ import pytest
 
 from tests.rulecheck import check_fixture, fixtures_for
 
-CODES = ["MG702", "MG704"]
+CODES = ["MG701", "MG702", "MG704"]
 
 
 @pytest.mark.parametrize("path", fixtures_for(CODES))

@@ -52,41 +52,43 @@ def _loader() -> _Loader:
     return _LOADER
 
 
-_OPENERS = re.compile(r"[\[{]")
+_LEAD = re.compile(r"^[ \t?:\-]*", re.M)
 
 
 def nesting_depth_exceeds(text: str, limit: int = MAX_DEPTH) -> int | None:
-    """Offset where flow or block nesting passes ``limit`` levels, else None.
+    """Offset where nesting passes ``limit`` levels, else None.
 
-    Cheap upper bound: flow brackets are counted outside quotes; block nesting cannot exceed the
-    indentation width plus the number of `- ` sequence entries on a line.
+    A cheap upper bound first: nesting can only pass the limit with more than ``limit`` flow
+    brackets in the text, or a line led by more than ``limit`` indentation/`-`/`?`/`:`
+    characters.  Only then are the parser's events counted (libyaml's parser keeps explicit
+    stacks and cannot crash; only its composer recurses).
     """
+    if text.count("[") + text.count("{") <= limit and all(
+            len(m.group(0)) <= limit for m in _LEAD.finditer(text)):
+        return None
+    loader = _loader()
+    if not loader.c_composer:
+        return None  # the pure composer raises RecursionError, which is caught as MG002
+    from ruamel.yaml.cyaml import CParser
+
+    parser = CParser(text)
     depth = 0
-    in_quote = ""
-    for i, ch in enumerate(text):
-        if in_quote:
-            if ch == in_quote:
-                in_quote = ""
-            continue
-        if ch in "[{":
-            depth += 1
-            if depth > limit:
-                return i
-        elif ch in "]}":
-            depth = max(0, depth - 1)
-        elif ch in "\"'" and (i == 0 or text[i - 1] in " \t[{,:\n"):
-            in_quote = ch
-        elif ch == "\n":
-            in_quote = ""
-    if len(text) // 2 > limit:
-        line_start = 0
-        for line in text.split("\n"):
-            stripped = line.lstrip(" -")
-            level = len(line) - len(stripped)
-            if level > 2 * limit:
-                return line_start + 2 * limit
-            line_start += len(line) + 1
-    return None
+    try:
+        while True:
+            event = parser.get_event()
+            name = type(event).__name__
+            if name in ("MappingStartEvent", "SequenceStartEvent"):
+                depth += 1
+                if depth > limit:
+                    return event.start_mark.index
+            elif name in ("MappingEndEvent", "SequenceEndEvent"):
+                depth -= 1
+            elif name == "StreamEndEvent":
+                return None
+    except Exception:  # noqa: BLE001 - a syntax error: the composer reports it as MG002
+        return None
+    finally:
+        parser.dispose()
 
 
 def compose_documents(text: str) -> Iterator[Any]:

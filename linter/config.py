@@ -10,11 +10,13 @@ from __future__ import annotations
 import fnmatch
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -28,45 +30,94 @@ class ConfigError(Exception):
     """An unusable configuration: reported with exit code 2."""
 
 
-class Settings(BaseModel):
-    """Every configuration key, with its default.  Keys are kebab-case in TOML."""
+@dataclass(frozen=True)
+class Settings:
+    """Every configuration key, with its default (keys are kebab-case in TOML).
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+    A plain value at run time; files are validated by the pydantic schema ``_schema()``,
+    built only when a configuration file is actually read (the lint path stays lean).
+    ``stated`` names the keys the file set.
+    """
 
-    select: list[str] | None = None
-    ignore: list[str] = Field(default_factory=list)
-    extend_select: list[str] = Field(default_factory=list, alias="extend-select")
-    per_file_ignores: dict[str, list[str]] = Field(default_factory=dict,
-                                                   alias="per-file-ignores")
-    fail_on: Literal["error", "warning", "info"] | None = Field(default=None, alias="fail-on")
+    select: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] = ()
+    extend_select: tuple[str, ...] = ()
+    per_file_ignores: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    fail_on: str | None = None
     gpu: str | None = None
-    gpus_per_node: int = Field(default=8, ge=1, le=1024, alias="gpus-per-node")
-    users: int = Field(default=32, ge=1)
-    context: int = Field(default=8192, ge=1)
-    target_version: str | None = Field(default=None, alias="target-version")
-    max_file_size: int = Field(default=10 * 1024 * 1024, ge=1, alias="max-file-size")
-    models: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    gpus: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    gpus_per_node: int = 8
+    users: int = 32
+    context: int = 8192
+    target_version: str | None = None
+    max_file_size: int = 10 * 1024 * 1024
+    models: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    gpus: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    stated: frozenset[str] = frozenset()
 
-    @field_validator("select", "ignore", "extend_select")
-    @classmethod
-    def _codes(cls, v: list[str] | None) -> list[str] | None:
-        if v is None:
-            return v
-        out = []
-        for code in v:
-            c = code.strip().upper()
-            if not c.startswith("MG") or not c[2:].isdigit() and c != "MG":
-                raise ValueError(f"{code!r} is not a rule code or prefix (MG101, MG1)")
-            out.append(c)
-        return out
 
-    @field_validator("target_version")
-    @classmethod
-    def _version(cls, v: str | None) -> str | None:
-        if v is None:
-            return v
-        return normalise_target_version(v)
+@lru_cache(maxsize=1)
+def _schema() -> type:
+    from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+    class Schema(BaseModel):
+        model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+
+        select: list[str] | None = None
+        ignore: list[str] = Field(default_factory=list)
+        extend_select: list[str] = Field(default_factory=list, alias="extend-select")
+        per_file_ignores: dict[str, list[str]] = Field(default_factory=dict,
+                                                       alias="per-file-ignores")
+        fail_on: Literal["error", "warning", "info"] | None = Field(default=None,
+                                                                     alias="fail-on")
+        gpu: str | None = None
+        gpus_per_node: int = Field(default=8, ge=1, le=1024, alias="gpus-per-node")
+        users: int = Field(default=32, ge=1)
+        context: int = Field(default=8192, ge=1)
+        target_version: str | None = Field(default=None, alias="target-version")
+        max_file_size: int = Field(default=10 * 1024 * 1024, ge=1, alias="max-file-size")
+        models: dict[str, dict[str, Any]] = Field(default_factory=dict)
+        gpus: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+        @field_validator("select", "ignore", "extend_select")
+        @classmethod
+        def _codes(cls, v: list[str] | None) -> list[str] | None:
+            if v is None:
+                return v
+            out = []
+            for code in v:
+                c = code.strip().upper()
+                if not c.startswith("MG") or not c[2:].isdigit() and c != "MG":
+                    raise ValueError(f"{code!r} is not a rule code or prefix (MG101, MG1)")
+                out.append(c)
+            return out
+
+        @field_validator("target_version")
+        @classmethod
+        def _version(cls, v: str | None) -> str | None:
+            return None if v is None else normalise_target_version(v)
+
+    return Schema
+
+
+def _settings_from(data: Any) -> Settings:
+    """Validate a configuration table (raises pydantic's ValidationError)."""
+    model = _schema().model_validate(data)
+    return Settings(
+        select=tuple(model.select) if model.select is not None else None,
+        ignore=tuple(model.ignore),
+        extend_select=tuple(model.extend_select),
+        per_file_ignores={k: tuple(v) for k, v in model.per_file_ignores.items()},
+        fail_on=model.fail_on,
+        gpu=model.gpu,
+        gpus_per_node=model.gpus_per_node,
+        users=model.users,
+        context=model.context,
+        target_version=model.target_version,
+        max_file_size=model.max_file_size,
+        models=model.models,
+        gpus=model.gpus,
+        stated=frozenset(model.model_fields_set),
+    )
 
 
 def normalise_target_version(value: str) -> str:
@@ -102,7 +153,7 @@ class LoadedConfig:
 DEFAULT = LoadedConfig(Settings(), None, os.getcwd())
 
 
-def _format_error(path: str, exc: ValidationError) -> str:
+def _format_error(path: str, exc: "ValidationError") -> str:
     lines = []
     for err in exc.errors():
         key = ".".join(str(x) for x in err["loc"]) or "(file)"
@@ -126,8 +177,10 @@ def load_file(path: str) -> LoadedConfig:
         if table is None:
             raise ConfigError(f"{path}: no [tool.mgpu-lint] table")
         data = table
+    from pydantic import ValidationError
+
     try:
-        settings = Settings.model_validate(data)
+        settings = _settings_from(data)
     except ValidationError as exc:
         raise ConfigError(_format_error(path, exc)) from None
     return LoadedConfig(settings, path, os.path.dirname(os.path.abspath(path)))

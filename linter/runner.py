@@ -143,6 +143,7 @@ def selector(options: Options, cfg: "LoadedConfig", path: str) -> Callable[[str]
     s = cfg.settings
     select = options.select if options.select is not None else s.select
     ignore = [*s.ignore, *(options.ignore or []), *cfg.ignored_for(path)]
+    select = list(select) if select is not None else None
     extend = [*s.extend_select, *(options.extend_select or [])]
 
     def is_selected(code: str) -> bool:

@@ -58,11 +58,14 @@ class CharMap:
 
     @classmethod
     def table(cls, starts: list[int], ends: list[int], tail: int) -> "CharMap":
-        if starts and all(
-            s == starts[0] + i and e == s + 1 for i, (s, e) in enumerate(zip(starts, ends))
-        ):
-            return cls(starts[0], len(starts), tail=tail)
-        return cls(starts[0] if starts else tail, len(starts), starts, ends, tail)
+        n = len(starts)
+        if n:
+            first = starts[0]
+            if (starts[-1] == first + n - 1 and ends[-1] == first + n
+                    and starts == list(range(first, first + n))
+                    and ends == list(range(first + 1, first + n + 1))):
+                return cls(first, n, tail=tail)
+        return cls(starts[0] if starts else tail, n, starts, ends, tail)
 
     def start(self, i: int) -> int:
         if i >= self.length:
@@ -88,6 +91,16 @@ class CharMap:
         """This map expressed in ``outer``'s parent (self's parent is outer's derived string)."""
         if self.starts is None and outer.starts is None:
             return CharMap(outer.base + self.base, self.length, tail=outer.start(self.tail))
+        n = self.length
+        if self.starts is None and self.base + n <= outer.length:
+            # a contiguous slice of the outer string: slice its tables
+            b = self.base
+            return CharMap.table(outer.starts[b:b + n], outer.ends[b:b + n],  # type: ignore
+                                 outer.start(self.tail))
+        if outer.starts is None:
+            ob = outer.base
+            return CharMap.table([ob + x for x in self.starts],  # type: ignore[union-attr]
+                                 [ob + x for x in self.ends], outer.start(self.tail))  # type: ignore
         starts = [outer.start(self.start(i)) for i in range(self.length)]
         ends = [outer.end(self.end(i) - 1) for i in range(self.length)]
         return CharMap.table(starts, ends, outer.start(self.tail))

@@ -77,9 +77,17 @@ def get(node: Any, *path: str) -> Any:
         if not is_map(node):
             return None
         found = None
-        for k, _, v in pairs(node):
-            if k == key:
+        merged = False
+        for k, v in node.value:
+            kv = k.value
+            if kv == key:
                 found = v
+            elif kv == "<<":
+                merged = True
+        if found is None and merged:
+            for k, _, v in pairs(node):
+                if k == key:
+                    found = v
         node = found
     return node
 

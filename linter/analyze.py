@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .deployment import Deployment, linked_hpas, linked_services
-from .findings import Finding
-from .launch import HpaInfo, Launch, ServiceInfo
-from .resolve import layout
+from .findings import Finding, Severity
+from .launch import RPC_SERVER, HpaInfo, Launch, ServiceInfo
+from .resolve import ModelFacts, gpu_facts, layout, model_facts
 
 if TYPE_CHECKING:
     from .config import Settings
@@ -31,11 +31,16 @@ def analyze(launch: Launch, settings: "Settings", options: "Options",
     from .runner import internal_error
 
     inv, findings = parse_launch(launch, options.target_version or settings.target_version)
+    model = model_facts(inv, launch, settings) if launch.engine != RPC_SERVER else None
+    if model is not None and model.shape is None:
+        findings.append(unknown_model(launch, model))
     d = Deployment(
         launch=launch,
         inv=inv,
         settings=settings,
         layout=layout(inv),
+        model=model,
+        gpu=gpu_facts(launch, settings, options.gpu, options.gpus_per_node),
         services=linked_services(launch, fileset.services),
         hpas=linked_hpas(launch, fileset.hpas),
         peers=tuple(la for la in fileset.launches if la is not launch),
@@ -46,3 +51,15 @@ def analyze(launch: Launch, settings: "Settings", options: "Options",
         except Exception as exc:  # noqa: BLE001 - one rule's bug must not hide the others
             findings.append(internal_error(launch.source, exc))
     return findings
+
+
+def unknown_model(launch: Launch, model: ModelFacts) -> Finding:
+    span = model.span if model.span is not None else launch.program.span
+    return Finding(
+        "MG010", Severity.INFO,
+        f"model `{model.ref}` has no known shape: memory, attention-head and expert checks are "
+        "skipped for this launch",
+        launch.source, span,
+        hint="add its shape under [models] in mgpu-lint.toml (params, layers, hidden, heads, "
+             "kv_heads, head_dim …), or keep its config.json beside the manifest",
+    )

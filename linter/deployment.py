@@ -16,7 +16,7 @@ from .source import SourceFile, Span
 if TYPE_CHECKING:
     from .config import Settings
     from .engines import Invocation
-    from .resolve import Layout
+    from .resolve import GpuFacts, Layout, ModelFacts
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,8 @@ class Deployment:
     inv: "Invocation"
     settings: "Settings"
     layout: "Layout | None" = None  # vLLM's parallel sizes (None for llama.cpp engines)
+    model: "ModelFacts | None" = None  # None: no usable model reference
+    gpu: "GpuFacts | None" = None
     services: tuple[ServiceInfo, ...] = ()  # Services whose selector matches the pod
     hpas: tuple[HpaInfo, ...] = ()  # HPAs whose target is the launch's object
     peers: tuple[Launch, ...] = ()  # other launches of the same file set

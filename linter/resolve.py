@@ -6,13 +6,16 @@ finding can point at it and say whether it rests on a stated fact or an assumpti
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .launch import VLLM
+from .launch import LLAMA_SERVER, VLLM, GpuRequest, Launch
 from .source import Span
 
 if TYPE_CHECKING:
+    from .catalog.knowledge import GpuSpec, ModelShape, Precision
+    from .config import Settings
     from .engines import Invocation, Setting
 
 
@@ -102,3 +105,132 @@ def layout(inv: "Invocation") -> Layout | None:
             (dp.value * world // nnodes.value) // world, 1)
         dp_local, ok6 = Size(derived, False, None), local_setting.known
     return Layout(tp, pp, dp, dp_local, pcp, nnodes, all((ok1, ok2, ok3, ok4, ok5, ok6)))
+
+
+# ----------------------------------------------------------------------------- model
+
+
+@dataclass(frozen=True)
+class ModelFacts:
+    """The served model: what the launch names, its shape when known, and its precision."""
+
+    ref: str
+    span: Span | None
+    shape: "ModelShape | None"
+    weights: "Precision"  # bits per stored weight and where that came from
+    kv_bytes: float | None  # bytes per cached K/V value (None: unknown)
+    origin: str  # "catalog", "config.json", "configuration"
+
+
+def _local_dir(source_path: str, ref: str) -> str | None:
+    """A model directory named relative to the manifest (absolute paths are not read: results
+    must not differ between laptops and CI, DECISIONS "The file set")."""
+    if os.path.isabs(ref) or ref.startswith("<") or source_path.startswith("<"):
+        return None
+    if not (ref.startswith(".") or "/" in ref):
+        return None
+    candidate = os.path.join(os.path.dirname(os.path.abspath(source_path)), ref)
+    return candidate if os.path.isfile(os.path.join(candidate, "config.json")) else None
+
+
+def model_facts(inv: "Invocation", launch: Launch, settings: "Settings") -> ModelFacts | None:
+    """None when the launch names no usable model (unknown, unresolved, or no model at all)."""
+    from .catalog import knowledge
+
+    model = inv.model
+    if model is None or not model.known or not model.value:
+        return None
+    ref = str(model.value)
+    shape = None
+    hint = None
+    origin = "catalog"
+    local = _local_dir(launch.source.path, ref)
+    if local is not None:
+        shape = knowledge.read_local_config(local)
+        origin = "config.json"
+    if shape is None:
+        match = knowledge.resolve_model(ref, settings.models or None)
+        if match is None:
+            return ModelFacts(ref, model.span, None, knowledge.weight_precision(), None, "unknown")
+        shape, hint = match.shape, match.precision
+        origin = "configuration" if settings.models and match.matched in {
+            k.lower() for k in settings.models} else "catalog"
+    if inv.engine == VLLM:
+        dtype = _str(inv.dtype)
+        weights = knowledge.weight_precision(shape, dtype=dtype, quantization=_str(inv.quantization),
+                                             hint=hint)
+        kv = knowledge.kv_cache_bytes_per_value(_str(inv.kv_cache_dtype), dtype=dtype, shape=shape)
+    else:
+        weights = knowledge.weight_precision(shape, hint=hint)
+        kv = knowledge.llama_kv_bytes_per_value(
+            _str(inv.cache_type_k) or "f16", _str(inv.cache_type_v) or "f16") \
+            if inv.engine == LLAMA_SERVER else None
+    return ModelFacts(ref, model.span, shape, weights, kv, origin)
+
+
+def _str(setting: "Setting") -> str | None:
+    return str(setting.value) if setting.known and setting.value is not None else None
+
+
+# ----------------------------------------------------------------------------- GPUs
+
+
+DEFAULT_GPU = {"nvidia": "h100-sxm", "amd": "mi300x"}
+
+
+@dataclass(frozen=True)
+class GpuFacts:
+    """The GPU type a launch runs on, how many it gets, and how sure we are.
+
+    ``assumed`` is True when no file or option states the type (the configured or built-in
+    default): a verdict resting on it is at most a warning and says so.
+    """
+
+    spec: "GpuSpec | None"
+    origin: str  # "node label nvidia.com/gpu.product", "--gpu", "configuration", "default"
+    span: Span | None
+    assumed: bool
+    count: int | None  # GPUs the container/process gets (None: not stated or "all")
+    request: GpuRequest | None
+    per_node: int  # GPUs per node (configuration, instance type, default 8)
+    per_node_stated: bool
+
+    def describe(self) -> str:
+        name = self.spec.name if self.spec is not None else "unknown GPU"
+        return f"{name} (assumed: no file states the GPU type)" if self.assumed else name
+
+
+def gpu_facts(launch: Launch, settings: "Settings", cli_gpu: str | None,
+              cli_per_node: int | None) -> GpuFacts:
+    from .catalog import knowledge
+
+    ctx = launch.context
+    extra = settings.gpus or None
+    spec = None
+    origin = "default"
+    span = None
+    assumed = True
+    label_count: int | None = None
+    for key, located in ctx.node_labels.items():
+        match = knowledge.resolve_node_label(key, located.value, extra)
+        if match is not None:
+            spec, origin, span, assumed = match.gpu, f"node label {key}", located.span, False
+            label_count = match.count
+            break
+    if spec is None and cli_gpu:
+        spec, origin, assumed = knowledge.resolve_gpu(cli_gpu, extra), "--gpu", False
+    if spec is None and settings.gpu:
+        spec, origin, assumed = knowledge.resolve_gpu(settings.gpu, extra), "configuration", False
+    if spec is None:
+        vendor = ctx.gpus.vendor if ctx.gpus is not None else "nvidia"
+        spec = knowledge.resolve_gpu(DEFAULT_GPU.get(vendor, "h100-sxm"))
+        origin, assumed = "default", True
+    if cli_per_node is not None:
+        per_node, stated = cli_per_node, True
+    elif label_count is not None:
+        per_node, stated = label_count, True
+    else:
+        per_node, stated = settings.gpus_per_node, "gpus_per_node" in settings.stated
+    request = ctx.gpus
+    return GpuFacts(spec, origin, span, assumed, request.count if request else None, request,
+                    per_node, stated)

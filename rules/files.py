@@ -58,6 +58,26 @@ RULES: list[Rule] = [
         """,
     ),
     reader_rule(
+        "MG010", "unknown-model", Severity.INFO,
+        "the model's shape is unknown: memory, heads and expert rules are skipped",
+        """
+        mgpu-lint knows the shapes of widely deployed models (Llama 3.x/4, Qwen 2.5/3, Mistral,
+        Mixtral, DeepSeek-V3/R1, gpt-oss, Gemma 3 …), matched by name with or without the
+        organisation and with common suffixes (-Instruct, -FP8, -AWQ, GGUF quantization types).
+        A local model directory named relative to the manifest is read from its config.json.
+        For any other model, the rules that need its shape (MG102-MG104, MG3xx, MG4xx) are
+        skipped. Add it in the configuration:
+
+            [models."my-org/my-model"]
+            params = 13.0e9
+            layers = 40
+            hidden = 5120
+            heads = 40
+            kv_heads = 8
+            head_dim = 128
+        """,
+    ),
+    reader_rule(
         "MG011", "helm-template", Severity.INFO,
         "an unrendered Helm template: pipe `helm template` output instead",
         """

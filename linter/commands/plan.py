@@ -1,0 +1,354 @@
+"""`mgpu-lint plan`: sizing and a suggested layout for one model (lesson Examples 1 and 14).
+
+Example 1 counts the GPUs for the weights plus the KV cache of the stated users × context; Example
+14 chooses TP/PP/DP from the weights alone, keeping 40% of each GPU for the KV cache. Both are
+printed, with the reason when they differ, followed by `vllm serve` and `llama-server` commands for
+the chosen layout.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from ..catalog.knowledge import GpuSpec, ModelShape, Precision
+    from ..sizing.layout import Layout
+
+DEFAULT_GPU = "h100-sxm"
+MASTER_ADDR = "10.0.0.1"  # placeholder address of node 0, as in the lesson's Example 13
+DECODE_BATCH = 64  # decode batch of the all-reduce estimate (Example 5)
+# GGUF file type suggested for a bit width (largest whose base type fits the bits).
+GGUF_BY_BITS = ((16.0, "BF16"), (8.0, "Q8_0"), (6.0, "Q6_K"), (5.0, "Q5_K_M"), (4.0, "Q4_K_M"),
+                (3.0, "Q3_K_M"), (0.0, "Q2_K"))
+
+
+class PlanError(Exception):
+    """A usage problem: unknown model or GPU, conflicting options."""
+
+
+@dataclass(frozen=True)
+class PlanInput:
+    model: str
+    bits: float | None = None
+    dtype: str | None = None
+    gpu: str = DEFAULT_GPU
+    users: int = 32
+    context: int = 8192
+    gpus_per_node: int = 8
+    nodes: int = 1
+    interconnect: str | None = None
+    usable: float = 0.9
+    kv_cache_dtype: str | None = None
+
+
+def _resolve(inp: PlanInput) -> tuple[ModelShape, Precision | None, GpuSpec]:
+    from pathlib import Path
+
+    from ..catalog.knowledge import (
+        gpu_names,
+        model_names,
+        read_local_config,
+        resolve_gpu,
+        resolve_model,
+    )
+
+    shape, hint = None, None
+    if Path(inp.model).is_dir():
+        shape = read_local_config(inp.model)
+    if shape is None:
+        match = resolve_model(inp.model)
+        if match is None:
+            raise PlanError(f"unknown model {inp.model!r}; known models: "
+                            f"{', '.join(model_names())} (or a directory with a config.json)")
+        shape, hint = match.shape, match.precision
+    gpu = resolve_gpu(inp.gpu)
+    if gpu is None:
+        raise PlanError(f"unknown GPU {inp.gpu!r}; known GPUs: {', '.join(gpu_names())}")
+    return shape, hint, gpu
+
+
+def compute_plan(inp: PlanInput) -> dict[str, Any]:
+    """Every number of the plan, as raw floats (the JSON output)."""
+    from ..catalog.knowledge import kv_cache_bytes_per_value, weight_precision
+    from ..sizing import interconnect as ic
+    from ..sizing.layout import KV_RESERVE, choose_layout
+    from ..sizing.memory import (
+        gpus_needed,
+        kv_bytes,
+        kv_bytes_per_sequence,
+        kv_bytes_per_token,
+        usable_bytes,
+        weights_bytes,
+    )
+    from ..sizing.timing import decode_read_time
+
+    if inp.bits is not None and inp.dtype is not None:
+        raise PlanError("give --bits or --dtype, not both")
+    if inp.interconnect not in (None, "nvlink", "pcie"):
+        raise PlanError("--interconnect must be nvlink or pcie")
+    shape, hint, gpu = _resolve(inp)
+    precision = weight_precision(shape, dtype=inp.dtype, hint=hint, bits=inp.bits)
+    kv_bpv = kv_cache_bytes_per_value(inp.kv_cache_dtype, dtype=inp.dtype, shape=shape)
+    if kv_bpv is None:
+        raise PlanError(f"unknown --kv-cache-dtype {inp.kv_cache_dtype!r}")
+    interconnect = inp.interconnect or ("nvlink" if gpu.has_nvlink else "pcie")
+
+    weights = weights_bytes(shape.params, precision.bits)
+    kv = kv_bytes(shape, inp.users, inp.context, kv_bpv)
+    usable = usable_bytes(gpu.memory_bytes, inp.usable)
+    need = gpus_needed(weights + kv, usable)
+    layout = choose_layout(weights, gpu.memory_bytes, inp.gpus_per_node, inp.nodes,
+                           nvlink=interconnect == "nvlink", moe=shape.is_moe)
+    bandwidth = gpu.bandwidth_bytes_per_s
+    per_sequence = kv_bytes_per_sequence(shape, inp.context, kv_bpv, layout.tp, layout.pp)
+    plan: dict[str, Any] = {
+        "model": shape.id,
+        "model_ref": inp.model,
+        "gpu": gpu.id,
+        "gpu_name": gpu.name,
+        "precision": {"bits": precision.bits, "label": precision.label,
+                      "origin": precision.origin},
+        "kv_bytes_per_value": kv_bpv,
+        "users": inp.users,
+        "context": inp.context,
+        "usable_fraction": inp.usable,
+        "usable_gb_per_gpu": usable / 1e9,
+        "weights_gb": weights / 1e9,
+        "kv_gb": kv / 1e9,
+        "total_gb": (weights + kv) / 1e9,
+        "kv_per_token_kib": kv_bytes_per_token(shape, kv_bpv) / 1024,
+        "gpus_needed": need,
+        "read_ms_one_gpu": decode_read_time(weights, bandwidth) * 1e3,
+        "read_ms_split": decode_read_time(weights, bandwidth, need) * 1e3,
+        "layout": {
+            "need": layout.need, "gpus": layout.gpus, "fits": layout.fits, "tp": layout.tp,
+            "pp": layout.pp, "dp": layout.dp, "expert_parallel": layout.expert_parallel,
+            "total_gpus": layout.total, "gpus_per_node": inp.gpus_per_node, "nodes": inp.nodes,
+            "interconnect": interconnect, "kv_reserve": KV_RESERVE,
+            "description": layout.describe(),
+        },
+        "counts_note": _counts_note(need, layout, inp, weights, usable, per_sequence),
+        "all_reduce": None,
+        "notes": _notes(shape, gpu, precision, inp, need, layout),
+    }
+    if layout.fits and layout.tp > 1:
+        traffic = ic.all_reduce_traffic_per_forward(DECODE_BATCH, shape.hidden, shape.layers,
+                                                    layout.tp)
+        plan["all_reduce"] = {
+            "tokens": DECODE_BATCH, "tp": layout.tp, "mb_per_gpu": traffic / 1e6,
+            "nvlink_ms": (ic.transfer_time(traffic, gpu.nvlink_bytes_per_s) * 1e3
+                          if gpu.nvlink_bytes_per_s else None),
+            "pcie_ms": (ic.transfer_time(traffic, gpu.pcie_bytes_per_s) * 1e3
+                        if gpu.pcie_bytes_per_s else None),
+            "pcie_gen": gpu.pcie_gen,
+            "weight_read_ms_per_gpu": decode_read_time(weights, bandwidth, layout.gpus) * 1e3,
+        }
+    plan["commands"] = {"vllm": _vllm_commands(shape, precision, inp, layout),
+                        "llama_server": _llama_commands(shape, precision, inp, layout)}
+    return plan
+
+
+def _counts_note(need: int, layout: Layout, inp: PlanInput, weights: float, usable: float,
+                 per_sequence: float) -> str | None:
+    """Why Example 1's count and Example 14's differ (``per_sequence``: one GPU's KV bytes for
+    one sequence under the layout's tp and pp)."""
+    if not layout.fits or need == layout.gpus:
+        return None
+    room = usable - weights / layout.gpus
+    users = max(0, int(room // per_sequence)) if per_sequence > 0 else 0
+    return (f"Example 1 needs {need} GPU(s) for the weights plus the KV cache of {inp.users} users"
+            f" x {inp.context:,} tokens; Example 14 sizes for the weights alone with 40% of each"
+            f" GPU kept free, rounded up to a power of two: {layout.gpus} GPU(s) per replica,"
+            f" whose {inp.usable:.0%} usable memory holds the KV cache of about {users} such"
+            f" users")
+
+
+def _notes(shape: ModelShape, gpu: GpuSpec, precision: Precision, inp: PlanInput, need: int,
+           layout: Layout) -> list[str]:
+    from ..sizing.memory import derived_max_model_len
+
+    notes = []
+    if precision.origin == "--bits" and precision.bits < 8 and shape.quantization is None:
+        notes.append(f"{precision.bits:g} bits per weight needs a pre-quantized checkpoint "
+                     "(AWQ/GPTQ for vLLM, a GGUF file for llama.cpp)")
+    if shape.sliding_layers and shape.sliding_window:
+        notes.append(f"{shape.sliding_layers} of {shape.layers} layers keep at most "
+                     f"{shape.sliding_window:,} tokens; KV per token counts the other layers")
+    limit = derived_max_model_len(shape)
+    if limit is not None and inp.context > limit:
+        notes.append(f"context {inp.context:,} exceeds the model's limit of {limit:,} tokens")
+    if layout.fits and layout.gpus > inp.gpus_per_node:
+        notes.append(f"replace {MASTER_ADDR} with node 0's address; llama.cpp across nodes needs "
+                     "its RPC backend (experimental, no authentication), so no llama-server "
+                     "command is suggested")
+    if not layout.fits:
+        notes.append("lower the KV reserve (fewer or shorter contexts), quantize further, "
+                     "or add nodes")
+    if gpu.nvlink_bridge and not gpu.has_nvlink:
+        notes.append(f"{gpu.name}: PCIe card; NVLink bridges can pair them (--interconnect "
+                     "nvlink if yours are bridged)")
+    if gpu.bf16_tflops is None:
+        notes.append(f"{gpu.name}: BF16 FLOP/s not in the catalog")
+    return notes
+
+
+def _served_model(shape: ModelShape, precision: Precision, ref: str) -> tuple[str, bool]:
+    """The name `vllm serve` gets (the user's Hugging Face id when given, else the catalog id)
+    and whether that checkpoint is already stored at the planned precision."""
+    if "/" in ref and precision.origin != "GGUF type" and not ref.lower().endswith(".gguf"):
+        return ref, precision.origin == "model name"
+    return shape.id, False
+
+
+def _vllm_commands(shape: ModelShape, precision: Precision, inp: PlanInput,
+                   layout: Layout) -> list[str]:
+    from ..sizing.memory import derived_max_model_len
+
+    if not layout.fits:
+        return []
+    served, prequantized = _served_model(shape, precision, inp.model)
+    args = ["vllm", "serve", served]
+    if layout.tp > 1:
+        args += ["-tp", str(layout.tp)]
+    if layout.pp > 1:
+        args += ["-pp", str(layout.pp)]
+    multi_node = layout.gpus > inp.gpus_per_node
+    replicas_per_node = 1 if multi_node else inp.gpus_per_node // layout.gpus
+    if replicas_per_node > 1:
+        args += ["-dp", str(replicas_per_node)]
+    if layout.expert_parallel and layout.tp * replicas_per_node > 1:
+        args.append("--enable-expert-parallel")
+    if precision.bits == 8 and shape.weight_bits > 8 and not prequantized:
+        args += ["--quantization", "fp8"]
+    if inp.dtype:
+        args += ["--dtype", inp.dtype]
+    if inp.kv_cache_dtype:
+        args += ["--kv-cache-dtype", inp.kv_cache_dtype]
+    limit = derived_max_model_len(shape)
+    if limit is None or inp.context <= limit:
+        args += ["--max-model-len", str(inp.context)]
+    if not multi_node:
+        return [" ".join(args)]
+    nnodes = layout.gpus // inp.gpus_per_node
+    return [" ".join(args + ["--nnodes", str(nnodes), "--node-rank", str(rank), "--master-addr",
+                             MASTER_ADDR] + (["--headless"] if rank else []))
+            for rank in range(nnodes)]
+
+
+def _gguf_type(shape: ModelShape, precision: Precision) -> str:
+    if precision.origin == "GGUF type":
+        return precision.label
+    if shape.quantization == "mxfp4":
+        return "MXFP4_MOE"
+    return next(t for bits, t in GGUF_BY_BITS if precision.bits >= bits)
+
+
+def _llama_commands(shape: ModelShape, precision: Precision, inp: PlanInput,
+                    layout: Layout) -> list[str]:
+    if not layout.fits or layout.gpus > inp.gpus_per_node:
+        return []
+    gguf = f"{shape.name}-{_gguf_type(shape, precision)}.gguf"
+    base = ["llama-server", "-m", gguf, "-ngl", "99", "-c", str(inp.users * inp.context),
+            "-np", str(inp.users)]
+    if layout.gpus > 1:
+        base += ["-sm", "layer", "-ts", ",".join(["1"] * layout.gpus)]
+    replicas = inp.gpus_per_node // layout.gpus
+    if replicas == 1:
+        return [" ".join(base)]
+    out = []
+    for r in range(replicas):
+        devices = ",".join(str(d) for d in range(r * layout.gpus, (r + 1) * layout.gpus))
+        out.append(" ".join([f"CUDA_VISIBLE_DEVICES={devices}", *base, "--port", str(8080 + r)]))
+    return out
+
+
+def render_text(plan: dict[str, Any]) -> str:
+    """The plan as the lesson prints it (Example 1's row, Example 14's line)."""
+    from ..sizing.display import fixed
+
+    name = plan["model"].rsplit("/", 1)[-1]
+    width = max(5, len(name))
+    p, lay = plan["precision"], plan["layout"]
+    lines = [
+        (f"plan for {plan['model_ref']} (catalog: {plan['model']}) on {plan['gpu_name']}"
+         f" ({plan['gpu']})"),
+        (f"precision: {p['bits']:g} bits per weight ({p['label']}, from {p['origin']});"
+         f" KV cache {plan['kv_bytes_per_value']:g} bytes per value"),
+        (f"workload: {plan['users']} users x {plan['context']:,} tokens;"
+         f" {plan['usable_fraction']:.0%} of each GPU usable"
+         f" ({fixed(plan['usable_gb_per_gpu'], 1)} GB)"),
+        "",
+        (f"{'model':<{width}}  bits  weights GB  KV GB  total GB  GPUs  read ms, 1 GPU"
+         "  read ms, split"),
+        (f"{name:<{width}}  {fixed(p['bits'], 1):>4}  {fixed(plan['weights_gb'], 1):>10}"
+         f"  {fixed(plan['kv_gb'], 1):>5}  {fixed(plan['total_gb'], 1):>8}"
+         f"  {plan['gpus_needed']:>4}"
+         f"  {fixed(plan['read_ms_one_gpu'], 1):>13}  {fixed(plan['read_ms_split'], 1):>14}"),
+        f"KV cache per token, {name}: {fixed(plan['kv_per_token_kib'], 0)} KiB",
+        "",
+        (f"layout (Example 14: {lay['kv_reserve']:.0%} of each GPU kept for KV cache and buffers,"
+         f" {lay['gpus_per_node']} x {lay['nodes']} GPUs, {lay['interconnect']}):"),
+        f"  {lay['description']}",
+    ]
+    if plan["counts_note"]:
+        lines.append(f"  {plan['counts_note']}")
+    ar = plan["all_reduce"]
+    if ar:
+        times = []
+        if ar["nvlink_ms"] is not None:
+            times.append(f"{fixed(ar['nvlink_ms'], 2)} ms on NVLink")
+        if ar["pcie_ms"] is not None:
+            times.append(f"{fixed(ar['pcie_ms'], 2)} ms on PCIe {ar['pcie_gen']}.0")
+        lines.append(f"  all-reduce at TP={ar['tp']}, decode batch {ar['tokens']}:"
+                     f" {fixed(ar['mb_per_gpu'], 1)} MB per GPU per step"
+                     + (f", {', '.join(times)}" if times else "")
+                     + f" (weight read {fixed(ar['weight_read_ms_per_gpu'], 2)} ms per GPU)")
+    commands = plan["commands"]["vllm"] + plan["commands"]["llama_server"]
+    if commands:
+        lines += ["", "suggested commands:"] + [f"  {c}" for c in commands]
+    if plan["notes"]:
+        lines += ["", "notes:"] + [f"  - {n}" for n in plan["notes"]]
+    return "\n".join(lines) + "\n"
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("plan")
+    def plan_cmd(
+        model: str = typer.Option(..., "--model", "-m", help="model id, name, GGUF file or "
+                                                             "directory with config.json"),
+        bits: float | None = typer.Option(None, "--bits", min=1.0, max=32.0,
+                                             help="bits per weight (16, 8, 4.5 …)"),
+        dtype: str | None = typer.Option(None, "--dtype", help="vLLM --dtype (bfloat16 …)"),
+        gpu: str = typer.Option(DEFAULT_GPU, "--gpu", help="GPU type (H100 SXM, nvidia-l4 …)"),
+        users: int = typer.Option(32, "--users", min=1, help="concurrent sequences"),
+        context: int = typer.Option(8192, "--context", min=1, help="tokens per sequence"),
+        gpus_per_node: int = typer.Option(8, "--gpus-per-node", min=1, help="GPUs per node"),
+        nodes: int = typer.Option(1, "--nodes", min=1, help="nodes"),
+        interconnect: str | None = typer.Option(
+            None, "--interconnect", help="nvlink or pcie (default: the GPU's)"),
+        usable: float = typer.Option(0.9, "--usable", min=0.01, max=1.0,
+                                     help="share of each GPU the engine may use"),
+        kv_cache_dtype: str | None = typer.Option(None, "--kv-cache-dtype",
+                                                     help="vLLM --kv-cache-dtype (auto, fp8 …)"),
+        fmt: str = typer.Option("text", "--format", help="text or json"),
+    ) -> None:
+        """Size a model for users x context (Example 1) and choose a layout (Example 14)."""
+        if fmt not in ("text", "json"):
+            typer.echo("mgpu-lint plan: --format must be text or json", err=True)
+            raise typer.Exit(2)
+        inp = PlanInput(model=model, bits=bits, dtype=dtype, gpu=gpu, users=users,
+                        context=context, gpus_per_node=gpus_per_node, nodes=nodes,
+                        interconnect=interconnect, usable=usable, kv_cache_dtype=kv_cache_dtype)
+        try:
+            plan = compute_plan(inp)
+        except PlanError as exc:
+            typer.echo(f"mgpu-lint plan: {exc}", err=True)
+            raise typer.Exit(2) from None
+        if fmt == "json":
+            typer.echo(json.dumps(plan, indent=2))
+        else:
+            typer.echo(render_text(plan), nl=False)

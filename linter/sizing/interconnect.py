@@ -1,0 +1,88 @@
+"""Tensor-parallel all-reduce traffic and its time on a link (lesson Examples 3-5)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+def all_reduces_per_forward(layers: int) -> int:
+    """Two all-reduces per layer and forward pass: after attention and after the MLP (Ex. 3)."""
+    return 2 * layers
+
+
+def all_reduce_bytes(tokens: int, hidden: int, bytes_per_value: float = 2.0) -> float:
+    """Size of one all-reduce: tokens × hidden activations (BF16: 2 bytes)."""
+    return tokens * hidden * bytes_per_value
+
+
+def ring_traffic_per_gpu(size_bytes: float, n: int) -> float:
+    """Bytes each of ``n`` GPUs sends in a ring all-reduce: 2(n−1)/n × size (Ex. 4)."""
+    return 2.0 * (n - 1) / n * size_bytes
+
+
+def root_all_reduce_traffic(size_bytes: float, n: int) -> float:
+    """Bytes the root receives (and sends again) when one device sums for all: (n−1) × size."""
+    return (n - 1) * size_bytes
+
+
+def ring_steps(n: int) -> int:
+    """Sequential steps of one ring all-reduce: 2(n−1)."""
+    return 2 * (n - 1)
+
+
+def all_reduce_traffic_per_forward(tokens: int, hidden: int, layers: int, n: int,
+                                   bytes_per_value: float = 2.0) -> float:
+    """Bytes each GPU sends in all-reduces during one forward pass at tensor parallel ``n``."""
+    size = all_reduce_bytes(tokens, hidden, bytes_per_value)
+    return ring_traffic_per_gpu(size, n) * all_reduces_per_forward(layers)
+
+
+def ring_steps_per_forward(layers: int, n: int) -> int:
+    """Ring steps that run one after another in one forward pass: 2 × layers × 2(n−1)."""
+    return all_reduces_per_forward(layers) * ring_steps(n)
+
+
+def transfer_time(size_bytes: float, bytes_per_s: float) -> float:
+    """Seconds to move ``size_bytes`` over a link at its per-direction bandwidth."""
+    return size_bytes / bytes_per_s
+
+
+def ring_latency(steps: int, seconds_per_step: float) -> float:
+    """Fixed start-up cost of ``steps`` sequential ring steps."""
+    return steps * seconds_per_step
+
+
+@dataclass(frozen=True)
+class RingAllReduce:
+    owned: tuple[tuple[int, tuple[int, ...]], ...]  # per device: chunk it owns after reduce-scatter
+    result: tuple[tuple[int, ...], ...]  # every device's values at the end
+    sent: tuple[int, ...]  # values each device sent
+
+
+def simulate_ring_all_reduce(values: list[list[int]]) -> RingAllReduce:
+    """Run a ring all-reduce (reduce-scatter, then all-gather) on ``n`` devices; count values
+    sent.
+
+    Each device's list must split into ``n`` equal chunks (Ex. 4).
+    """
+    n, length = len(values), len(values[0])
+    chunk = length // n
+    v = [list(row) for row in values]
+    sent = [0] * n
+    for s in range(n - 1):
+        before = [list(row) for row in v]
+        for d in range(n):
+            c, to = (d - s) % n, (d + 1) % n
+            for i in range(c * chunk, (c + 1) * chunk):
+                v[to][i] += before[d][i]
+            sent[d] += chunk
+    owned = tuple(((d + 1) % n, tuple(v[d][((d + 1) % n) * chunk:((d + 1) % n + 1) * chunk]))
+                  for d in range(n))
+    for s in range(n - 1):
+        before = [list(row) for row in v]
+        for d in range(n):
+            c, to = (d + 1 - s) % n, (d + 1) % n
+            for i in range(c * chunk, (c + 1) * chunk):
+                v[to][i] = before[d][i]
+            sent[d] += chunk
+    return RingAllReduce(owned, tuple(tuple(row) for row in v), tuple(sent))

@@ -1,0 +1,73 @@
+"""Parallel layouts: world size, MoE grouping, pipelines, experts (lesson Examples 6-8, 13)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+def world_size(tp: int, pp: int = 1, pcp: int = 1) -> int:
+    """GPUs of one vLLM engine: tp × pp (× prefill context parallel) (Ex. 13)."""
+    return tp * pp * pcp
+
+
+def total_gpus(tp: int, pp: int = 1, dp: int = 1, pcp: int = 1) -> int:
+    """GPUs of all data-parallel engines: world size × dp (Ex. 13)."""
+    return world_size(tp, pp, pcp) * dp
+
+
+@dataclass(frozen=True)
+class MoeGrouping:
+    """How vLLM's MoE layers use a tp × dp group of GPUs (Ex. 13)."""
+
+    group: int  # GPUs the MoE layers treat as one group: tp × dp (× pcp)
+    expert_parallel: bool  # whole experts per GPU (EP) instead of every expert sliced
+
+    @property
+    def expert_split_ways(self) -> int:
+        """Ways each expert's matrices are split (1 under expert parallelism)."""
+        return 1 if self.expert_parallel else self.group
+
+    @property
+    def summary(self) -> str:
+        if self.expert_parallel:
+            return f"EP={self.group}: each GPU holds 1/{self.group} of the experts"
+        return f"TP={self.group}: every expert split {self.group} ways"
+
+
+def moe_grouping(tp: int, dp: int = 1, expert_parallel: bool = False, pcp: int = 1) -> MoeGrouping:
+    """MoE layers flatten tp × dp GPUs; with --enable-expert-parallel they hold whole experts."""
+    group = tp * dp * pcp
+    return MoeGrouping(group, expert_parallel and group > 1)
+
+
+def experts_per_rank(experts: int, ep_size: int) -> list[int]:
+    """Experts on each EP rank under vLLM's linear placement: experts // ep, remainder first."""
+    base, extra = divmod(experts, ep_size)
+    return [base + (1 if r < extra else 0) for r in range(ep_size)]
+
+
+def device_loads(expert_loads: list[int], placement: list[list[int]]) -> list[int]:
+    """Work per device: the sum of the loads of the experts placed on it (Ex. 8)."""
+    return [sum(expert_loads[e] for e in experts) for experts in placement]
+
+
+def expert_load_imbalance(loads: list[float]) -> float:
+    """Busiest device over the mean (Ex. 8: 34 / 16 = 2.13); the busiest sets the layer time."""
+    return max(loads) / (sum(loads) / len(loads))
+
+
+def pipeline_busy_share(micro_batches: int, stages: int) -> float:
+    """Share of stage-slots doing work: m / (m + p − 1) (Ex. 6, 7)."""
+    return micro_batches / (micro_batches + stages - 1)
+
+
+def pipeline_decode_busy_share(batches_in_flight: int, stages: int) -> float:
+    """Decoding keeps min(k, p) of p stages busy with k independent batches in flight (Ex. 7)."""
+    return min(batches_in_flight, stages) / stages
+
+
+def pipeline_decode_tokens(batches_in_flight: int, stages: int, sequences_per_batch: int,
+                           slots: int) -> int:
+    """Tokens produced in ``slots`` time slots of steady decoding: every batch in flight leaves
+    the last stage once per ``stages`` slots (Ex. 7)."""
+    return min(batches_in_flight, stages) * sequences_per_batch * slots // stages

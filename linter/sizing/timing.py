@@ -1,0 +1,13 @@
+"""Time of one step from bytes read and arithmetic done (lesson Examples 1 and 5)."""
+
+from __future__ import annotations
+
+
+def decode_read_time(weights_bytes: float, bandwidth_bytes_per_s: float, gpus: int = 1) -> float:
+    """Seconds to read the weights once, split over ``gpus`` reading at the same time (Ex. 1)."""
+    return weights_bytes / gpus / bandwidth_bytes_per_s
+
+
+def prefill_compute_time(params: float, tokens: int, gpus: int, flops_per_s: float) -> float:
+    """Seconds of arithmetic for a prefill: 2 × params × tokens FLOPs over ``gpus`` (Ex. 5)."""
+    return 2 * params * tokens / gpus / flops_per_s

@@ -1,0 +1,307 @@
+"""The catalogs against the reference research, and model/GPU/precision resolution."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from mgpu_lint.catalog import knowledge as k
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+REFERENCE = SHARED / "reference"
+needs_shared = pytest.mark.skipif(not REFERENCE.is_dir(),
+                                  reason=f"reference catalog not found at {REFERENCE}")
+
+# the lesson's own parameter counts (Example 1) replace the computed ones for these three
+LESSON_PARAMS = {"meta-llama/Llama-3.1-8B-Instruct": 8.03e9,
+                 "meta-llama/Llama-3.1-70B-Instruct": 70.6e9,
+                 "meta-llama/Llama-3.1-405B-Instruct": 405e9,
+                 "meta-llama/Llama-3.3-70B-Instruct": 70.6e9}
+REFERENCE_GPU_IDS = {
+    "nvidia-h100-sxm5-80gb": "h100-sxm", "nvidia-h100-pcie-80gb": "h100-pcie",
+    "nvidia-h100-nvl-94gb": "h100-nvl", "nvidia-h200-141gb": "h200",
+    "nvidia-a100-sxm4-80gb": "a100-sxm-80gb", "nvidia-a100-sxm4-40gb": "a100-sxm-40gb",
+    "nvidia-a100-pcie-40gb": "a100-pcie-40gb", "nvidia-a100-pcie-80gb": "a100-pcie-80gb",
+    "nvidia-l40s": "l40s", "nvidia-l40": "l40", "nvidia-l4": "l4", "nvidia-a10g": "a10g",
+    "nvidia-a10": "a10", "nvidia-t4": "t4", "nvidia-v100-16gb": "v100-sxm2-16gb",
+    "nvidia-v100-32gb": "v100-sxm2-32gb", "nvidia-rtx-4090": "rtx-4090",
+    "nvidia-rtx-6000-ada": "rtx-6000-ada", "nvidia-b200": "b200", "nvidia-gb200": "gb200",
+    "amd-mi300x": "mi300x", "amd-mi325x": "mi325x",
+}
+
+
+def _reference(name: str) -> dict:
+    return json.loads((REFERENCE / name).read_text("utf-8"))
+
+
+def _number(value: object) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+@needs_shared
+def test_models_match_reference_catalog() -> None:
+    for ref in _reference("catalog/models.json")["models"]:
+        match = k.resolve_model(ref["id"])
+        assert match is not None, ref["id"]
+        s = match.shape
+        assert s.id == ref["id"]
+        assert s.layers == ref["num_hidden_layers"], s.id
+        assert s.hidden == ref["hidden_size"], s.id
+        assert s.heads == ref["num_attention_heads"], s.id
+        assert s.kv_heads == ref["num_key_value_heads"], s.id
+        for ours, theirs in ((s.head_dim, ref["head_dim"]), (s.vocab, ref["vocab_size"]),
+                             (s.max_positions, ref["max_position_embeddings"])):
+            if _number(theirs) is not None:
+                assert ours == theirs, s.id
+        if s.id in LESSON_PARAMS:
+            assert s.params == LESSON_PARAMS[s.id]
+            assert s.params_exact == ref["total_params"]
+        else:
+            assert s.params == ref["total_params"], s.id
+        experts = ref.get("num_local_experts") or ref.get("num_experts") or \
+            ref.get("n_routed_experts") or 0
+        assert s.experts == experts, s.id
+        assert s.experts_per_token == ref.get("num_experts_per_tok", 0), s.id
+        kv = ref["kv_cache"]
+        per_token = kv.get("bytes_per_token_bf16") or kv.get("bytes_per_token_bf16_full_layers") \
+            or kv.get("bytes_per_token_bf16_global_layers")
+        assert k.resolve_model(s.id) is not None
+        from mgpu_lint.sizing.memory import kv_bytes_per_token
+
+        if "note" not in kv or s.sliding_layers == 0:
+            assert kv_bytes_per_token(s) == per_token, s.id
+        if ref.get("lora_target_modules"):
+            assert {n: tuple(v) for n, v in ref["lora_target_modules"].items()} == k.lora_modules(s)
+
+
+@needs_shared
+def test_gpus_match_reference_catalog() -> None:
+    ref = _reference("catalog/gpus.json")
+    assert sorted(REFERENCE_GPU_IDS) == sorted(g["id"] for g in ref["gpus"])
+    for g in ref["gpus"]:
+        ours = k.resolve_gpu(REFERENCE_GPU_IDS[g["id"]])
+        assert ours is not None
+        assert ours.memory_gb == g["memory_gb"], g["id"]
+        assert ours.bandwidth_tbs == g["memory_bandwidth_tb_s"], g["id"]
+        assert ours.bf16_tflops == _number(g["bf16_dense_tflops"]), g["id"]
+        nvlink = g["interconnect"].get("nvlink")
+        if isinstance(nvlink, dict) and "per_direction_gb_s" in nvlink:
+            assert ours.nvlink_gbs_per_direction == nvlink["per_direction_gb_s"], g["id"]
+        for label in str(g.get("gfd_product", "")).split(" / "):
+            label = label.split(" ")[0]
+            if label:  # V100 labels name SXM2 or PCIe parts, which the project keeps apart
+                found = k.resolve_gpu(label)
+                assert found is not None and found.memory_gb == ours.memory_gb, (g["id"], label)
+        for accel in g.get("gke_accelerator", []):  # nvidia-tesla-v100 covers 16 and 32 GB
+            found = k.resolve_gpu(accel.split(" ")[0])
+            assert found is not None and found.name.split()[:2] == ours.name.split()[:2], accel
+
+
+@needs_shared
+def test_gguf_types_match_reference() -> None:
+    for t in _reference("engines/gguf-types.json"):
+        if t["kind"] == "tensor_type":
+            assert k.ggml_type_bytes(t["type"]) == t["block_bytes"] / t["block_weights"]
+        else:
+            assert k.gguf_file_type_bits(t["type"]) == t["bpw"]
+
+
+@needs_shared
+def test_instance_types_match_reference_table() -> None:
+    text = (REFERENCE / "catalog/k8s-labels.md").read_text("utf-8")
+    rows = {"p4d.24xlarge": ("a100-sxm-40gb", 8), "p5.48xlarge": ("h100-sxm", 8),
+            "g5.48xlarge": ("a10g", 8), "g4dn.12xlarge": ("t4", 4), "p3dn.24xlarge":
+            ("v100-sxm2-32gb", 8), "g6.12xlarge": ("l4", 4)}
+    for instance, (gpu, count) in rows.items():
+        assert f"`{instance}`" in text
+        m = k.resolve_node_label("node.kubernetes.io/instance-type", instance)
+        assert m is not None and (m.gpu.id, m.count) == (gpu, count)
+
+
+def test_lesson_reference_card() -> None:
+    h100 = k.resolve_gpu("H100 SXM")
+    assert h100 is not None
+    assert (h100.memory_bytes, h100.bandwidth_bytes_per_s, h100.bf16_flops) == (80e9, 3.35e12,
+                                                                                989e12)
+    assert h100.nvlink_gbs_per_direction == 450 and h100.pcie_gbs_per_direction == 63
+    assert k.resolve_gpu("L4").pcie_gbs_per_direction == 31.5
+
+
+def test_every_entry_has_a_source() -> None:
+    for name in k.model_names():
+        assert k.resolve_model(name).shape.source, name
+    for name in k.gpu_names():
+        assert k.resolve_gpu(name).source, name
+
+
+@pytest.mark.parametrize(("ref", "model", "bits", "gguf"), [
+    ("meta-llama/Llama-3.1-70B-Instruct", "meta-llama/Llama-3.1-70B-Instruct", None, None),
+    ("Llama-3.1-70B-instruct", "meta-llama/Llama-3.1-70B-Instruct", None, None),
+    ("Meta-Llama-3.1-70B-Instruct-Q4_K_M.gguf", "meta-llama/Llama-3.1-70B-Instruct", 4.8944,
+     "Q4_K_M"),
+    ("bartowski/Meta-Llama-3.1-8B-Instruct-GGUF:Q8_0", "meta-llama/Llama-3.1-8B-Instruct", 8.5008,
+     "Q8_0"),
+    ("/models/Llama-3.1-405B-Instruct-FP8", "meta-llama/Llama-3.1-405B-Instruct", 8.0, None),
+    ("RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic", "meta-llama/Llama-3.3-70B-Instruct", 8.0, None),
+    ("Qwen/Qwen2.5-72B-Instruct-AWQ", "Qwen/Qwen2.5-72B-Instruct", 4.0, None),
+    ("Qwen/Qwen2.5-7B-Instruct-GPTQ-Int8", "Qwen/Qwen2.5-7B-Instruct", 8.0, None),
+    ("unsloth/Qwen3-32B-bnb-4bit", "Qwen/Qwen3-32B", 4.0, None),
+    ("Qwen/Qwen3-30B-A3B-Instruct-2507", "Qwen/Qwen3-30B-A3B-Thinking-2507", None, None),
+    ("Qwen/Qwen3-30B-A3B", "Qwen/Qwen3-30B-A3B", None, None),
+    ("deepseek-ai/DeepSeek-R1", "deepseek-ai/DeepSeek-V3", None, None),
+    ("/cache/hub/models--google--gemma-3-27b-it/snapshots/0123abcd", "google/gemma-3-27b-it",
+     None, None),
+    ("mistralai/Mixtral-8x7B-v0.1", "mistralai/Mixtral-8x7B-Instruct-v0.1", None, None),
+])
+def test_resolve_model(ref: str, model: str, bits: float | None, gguf: str | None) -> None:
+    match = k.resolve_model(ref)
+    assert match is not None
+    assert match.shape.id == model
+    assert (match.precision.bits if match.precision else None) == bits
+    assert match.gguf_type == gguf
+
+
+@pytest.mark.parametrize("ref", ["deepseek-ai/DeepSeek-R1-Distill-Qwen-32B", "gpt2", "",
+                                 "Qwen/Qwen3-30B-A3B-Base-2507x", "/"])
+def test_unknown_models(ref: str) -> None:
+    assert k.resolve_model(ref) is None
+
+
+def test_configured_models_add_and_override() -> None:
+    extra = {"acme/Tiny-1B": {"params": 1e9, "layers": 16, "hidden": 2048, "heads": 16,
+                              "kv_heads": 4},
+             "Llama-3.1-8B-Instruct": {"max_positions": 8192}}
+    tiny = k.resolve_model("acme/tiny-1b-instruct", extra)
+    assert tiny is not None and tiny.shape.head_dim == 128 and tiny.shape.weight_bits == 16
+    assert k.resolve_model("meta-llama/Llama-3.1-8B", extra).shape.max_positions == 8192
+    assert "acme/Tiny-1B" in k.model_names(extra)
+    with pytest.raises(k.CatalogError, match="layers"):
+        k.resolve_model("x", {"bad": {"params": 1e9, "hidden": 8, "heads": 1}})
+    with pytest.raises(k.CatalogError):
+        k.validate_extra(gpus={"g": {"memory_gb": 0, "bandwidth_tbs": 1}})
+
+
+@pytest.mark.parametrize(("name", "gpu"), [
+    ("H100 SXM", "h100-sxm"), ("h100-sxm", "h100-sxm"), ("NVIDIA-H100-80GB-HBM3", "h100-sxm"),
+    ("nvidia-h100-80gb", "h100-sxm"), ("RTX 4090", "rtx-4090"), ("rtx-4090", "rtx-4090"),
+    ("NVIDIA-GeForce-RTX-4090", "rtx-4090"), ("nvidia-l4", "l4"), ("L40S", "l40s"),
+    ("nvidia-tesla-a100", "a100-sxm-40gb"), ("A100-SXM4-40GB", "a100-sxm-40gb"),
+    ("NVIDIA-A100-80GB-PCIe", "a100-pcie-80gb"), ("Tesla-T4", "t4"), ("nvidia-tesla-t4", "t4"),
+    ("AMD_Instinct_MI300X_OAM", "mi300x"), ("mi300x", "mi300x"), ("H100 NVL", "h100-nvl"),
+    ("B200", "b200"), ("RTX 6000 Ada", "rtx-6000-ada"), ("NVIDIA-A10G", "a10g"),
+])
+def test_resolve_gpu(name: str, gpu: str) -> None:
+    found = k.resolve_gpu(name)
+    assert found is not None and found.id == gpu
+
+
+def test_unknown_and_configured_gpus() -> None:
+    assert k.resolve_gpu("A100-SXM4-40GB-MIG-1g.5gb") is None
+    assert k.resolve_gpu("") is None and k.resolve_gpu("tpu-v5") is None
+    extra = {"my-card": {"memory_gb": 32, "bandwidth_tbs": 1.8, "pcie_gen": 5}}
+    card = k.resolve_gpu("MY CARD", extra)
+    assert card is not None and card.pcie_gbs_per_direction == 63.0 and card.bf16_tflops is None
+    assert "my-card" in k.gpu_names(extra)
+    assert k.resolve_gpu("h100", {"h100-sxm": {"memory_gb": 81}}).memory_gb == 81
+
+
+def test_node_labels() -> None:
+    m = k.resolve_node_label("cloud.google.com/gke-accelerator", "nvidia-l4")
+    assert m is not None and m.gpu.id == "l4" and m.count is None
+    m = k.resolve_node_label("node.kubernetes.io/instance-type", "g2-standard-48")
+    assert m is not None and (m.gpu.id, m.count) == ("l4", 4)
+    m = k.resolve_node_label("node.kubernetes.io/instance-type", "g6.48xlarge")
+    assert m is not None and m.count is None
+    assert k.resolve_node_label("kubernetes.io/hostname", "nvidia-l4") is None
+    assert k.resolve_node_label("node.kubernetes.io/instance-type", "m5.large") is None
+
+
+def test_weight_precision_order() -> None:
+    llama = k.resolve_model("Llama-3.1-70B").shape
+    ds = k.resolve_model("deepseek-ai/DeepSeek-V3").shape
+    oss = k.resolve_model("openai/gpt-oss-120b").shape
+    assert k.weight_precision(llama) == k.Precision(16.0, "bfloat16", "checkpoint")
+    assert k.weight_precision(llama, dtype="float32").bits == 32
+    assert k.weight_precision(llama, quantization="fp8").bits == 8
+    assert k.weight_precision(ds).bits == 8  # config says bfloat16, weights ship in FP8
+    assert k.weight_precision(ds, dtype="bfloat16").bits == 8
+    assert 4.4 < k.weight_precision(oss).bits < 4.5
+    awq = k.resolve_model("Qwen/Qwen2.5-72B-Instruct-AWQ")
+    assert k.weight_precision(awq.shape, hint=awq.precision).origin == "model name"
+    int8 = k.resolve_model("Qwen/Qwen2.5-7B-Instruct-GPTQ-Int8")
+    assert k.weight_precision(int8.shape, quantization="gptq", hint=int8.precision).bits == 8
+    assert k.weight_precision(llama, bits=4.5).bits == 4.5
+    assert k.weight_precision().bits == 16
+
+
+def test_kv_and_type_sizes() -> None:
+    llama = k.resolve_model("Llama-3.1-8B").shape
+    assert k.kv_cache_bytes_per_value() == 2.0
+    assert k.kv_cache_bytes_per_value("fp8") == 1.0
+    assert k.kv_cache_bytes_per_value("auto", dtype="float32") == 4.0
+    assert k.kv_cache_bytes_per_value("auto", shape=llama) == 2.0
+    assert k.kv_cache_bytes_per_value("nonsense") is None
+    assert k.llama_kv_bytes_per_value() == 2.0
+    assert k.llama_kv_bytes_per_value("q8_0", "q8_0") == 34 / 32
+    assert k.llama_kv_bytes_per_value("q8_0", "q4_0") == (34 / 32 + 18 / 32) / 2
+    assert k.llama_kv_bytes_per_value("Q8_0") is None  # llama.cpp names are lower case
+    assert k.llama_kv_bytes_per_value("q4_K") is None  # not a KV cache type
+    assert k.gguf_file_type_bits("q4_k_m") == 4.8944
+    assert k.dtype_bits("torch.float16") == 16 and k.dtype_bits("auto") is None
+    assert k.quantization_bits("awq") == 4 and k.quantization_bits("compressed-tensors") is None
+    assert "Q4_K_M" in k.gguf_file_types()
+
+
+def test_read_local_config(tmp_path: Path) -> None:
+    cfg = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
+           "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
+           "num_key_value_heads": 8, "vocab_size": 128256, "max_position_embeddings": 131072,
+           "torch_dtype": "bfloat16", "tie_word_embeddings": False,
+           "rope_scaling": {"rope_type": "llama3", "factor": 8.0,
+                            "original_max_position_embeddings": 8192}}
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    s = k.read_local_config(tmp_path)
+    assert s is not None
+    assert (s.layers, s.kv_heads, s.head_dim, s.weight_bits) == (32, 8, 128, 16)
+    assert abs(s.params - 8030261248) / 8030261248 < 0.001
+    assert s.rope_scaling is not None and s.rope_scaling.type == "llama3"
+
+
+def test_read_local_config_moe_mla_sliding_quantized(tmp_path: Path) -> None:
+    ds = {"hidden_size": 7168, "intermediate_size": 18432, "moe_intermediate_size": 2048,
+          "num_hidden_layers": 61, "num_attention_heads": 128, "num_key_value_heads": 128,
+          "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 8,
+          "first_k_dense_replace": 3, "kv_lora_rank": 512, "q_lora_rank": 1536,
+          "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+          "vocab_size": 129280, "max_position_embeddings": 163840, "torch_dtype": "bfloat16",
+          "quantization_config": {"quant_method": "fp8", "weight_block_size": [128, 128]}}
+    (tmp_path / "config.json").write_text(json.dumps(ds))
+    s = k.read_local_config(tmp_path)
+    assert s is not None and s.is_mla and s.experts == 256 and s.moe_layers == 58
+    assert s.weight_bits == 8 and s.quantization == "fp8"
+    assert abs(s.params - 671026419200) / 671026419200 < 0.01
+    gemma = {"text_config": {"hidden_size": 5376, "num_hidden_layers": 62,
+                             "num_attention_heads": 32, "num_key_value_heads": 16, "head_dim": 128,
+                             "sliding_window": 1024, "sliding_window_pattern": 6,
+                             "intermediate_size": 21504, "vocab_size": 262208}}
+    (tmp_path / "config.json").write_text(json.dumps(gemma))
+    g = k.read_local_config(tmp_path)
+    assert g is not None and (g.sliding_layers, g.sliding_window) == (52, 1024)
+    awq = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+           "quantization_config": {"quant_method": "awq", "bits": 4}}
+    (tmp_path / "config.json").write_text(json.dumps(awq))
+    assert k.read_local_config(tmp_path).weight_bits == 4
+    (tmp_path / "config.json").write_text("[1, 2]")
+    assert k.read_local_config(tmp_path) is None
+    assert k.read_local_config(tmp_path / "missing") is None
+
+
+def test_data_files_cite_no_reference_prose() -> None:
+    """The project's data files are its own: every string is short (names, sources, notes)."""
+    folder = Path(k.__file__).parent
+    for name in ("models.json", "gpus.json", "gguf_types.json", "labels.json"):
+        text = (folder / name).read_text("utf-8")
+        longest = max((len(s) for s in re.findall(r'"((?:[^"\\]|\\.)*)"', text)), default=0)
+        assert longest < 400, name

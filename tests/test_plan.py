@@ -1,0 +1,169 @@
+"""`mgpu-lint plan`: Example 1's rows and Example 14's layouts through the command."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import typer
+from mgpu_lint.commands import plan
+from mgpu_lint.sizing.display import fixed
+from typer.testing import CliRunner
+
+runner = CliRunner()
+
+
+def _app() -> typer.Typer:
+    app = typer.Typer()
+    plan.register(app)
+
+    @app.command("noop")
+    def noop() -> None:
+        """A second command keeps `plan` a sub-command, as in the real CLI."""
+
+    return app
+
+
+def run(*args: str) -> dict:
+    result = runner.invoke(_app(), ["plan", *args, "--format", "json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+EXAMPLE_1 = [
+    ("Llama-3.1-8B", "16", "16.1 34.4 50.4 1 4.8 4.8"),
+    ("Llama-3.1-8B", "8", "8.0 34.4 42.4 1 2.4 2.4"),
+    ("Llama-3.1-8B", "4.5", "4.5 34.4 38.9 1 1.3 1.3"),
+    ("Llama-3.1-70B", "16", "141.2 85.9 227.1 4 42.1 10.5"),
+    ("Llama-3.1-70B", "8", "70.6 85.9 156.5 3 21.1 7.0"),
+    ("Llama-3.1-70B", "4.5", "39.7 85.9 125.6 2 11.9 5.9"),
+    ("Llama-3.1-405B", "16", "810.0 135.3 945.3 14 241.8 17.3"),
+    ("Llama-3.1-405B", "8", "405.0 135.3 540.3 8 120.9 15.1"),
+    ("Llama-3.1-405B", "4.5", "227.8 135.3 363.1 6 68.0 11.3"),
+]
+
+
+@pytest.mark.parametrize(("model", "bits", "expected"), EXAMPLE_1)
+def test_example_1_rows(model: str, bits: str, expected: str) -> None:
+    p = run("--model", model, "--bits", bits)
+    got = [fixed(p["weights_gb"], 1), fixed(p["kv_gb"], 1), fixed(p["total_gb"], 1),
+           str(p["gpus_needed"]), fixed(p["read_ms_one_gpu"], 1), fixed(p["read_ms_split"], 1)]
+    assert " ".join(got) == expected
+
+
+def test_defaults_are_the_lessons() -> None:
+    p = run("--model", "meta-llama/Llama-3.1-70B-Instruct")
+    assert (p["gpu"], p["users"], p["context"], p["usable_fraction"]) == ("h100-sxm", 32, 8192, 0.9)
+    assert p["usable_gb_per_gpu"] == pytest.approx(72.0)
+    assert p["kv_per_token_kib"] == 320
+    assert p["precision"] == {"bits": 16.0, "label": "bfloat16", "origin": "checkpoint"}
+    assert p["weights_gb"] == pytest.approx(141.2)  # raw floats in JSON
+
+
+def test_text_prints_the_lesson_row() -> None:
+    result = runner.invoke(_app(), ["plan", "--model", "Llama-3.1-70B"])
+    assert result.exit_code == 0
+    assert "16.0       141.2   85.9     227.1     4           42.1            10.5" in result.stdout
+    assert "KV cache per token, Llama-3.1-70B-Instruct: 320 KiB" in result.stdout
+    assert "needs 3 GPU(s) -> TP=4, 2 replicas (DP)" in result.stdout
+
+
+EXAMPLE_14 = [
+    (["--model", "Llama-3.1-8B"], "needs 1 GPU(s) -> no split, 8 replicas (DP)"),
+    (["--model", "Llama-3.1-70B"], "needs 3 GPU(s) -> TP=4, 2 replicas (DP)"),
+    (["--model", "Qwen/Qwen2.5-32B-Instruct", "--bits", "4.5", "--gpu", "rtx-4090",
+      "--gpus-per-node", "2"], "needs 2 GPU(s) -> PP=2 (PCIe: communicate once per stage)"),
+    (["--model", "meta-llama/Llama-3.1-405B-Instruct-FP8", "--nodes", "2"],
+     "needs 9 GPU(s) -> TP=8 inside a node, PP=2 across nodes"),
+    (["--model", "Qwen/Qwen3-235B-A22B-FP8"],
+     "needs 5 GPU(s) -> TP=8, expert parallel for the MoE layers"),
+    (["--model", "meta-llama/Llama-3.1-405B-Instruct-FP8"],
+     "does not fit: 9 GPUs needed, 8 present"),
+]
+
+
+@pytest.mark.parametrize(("args", "expected"), EXAMPLE_14)
+def test_example_14_layouts(args: list[str], expected: str) -> None:
+    assert run(*args)["layout"]["description"] == expected
+
+
+def test_layout_and_commands() -> None:
+    p = run("--model", "Llama-3.1-70B")
+    lay = p["layout"]
+    assert (lay["need"], lay["gpus"], lay["tp"], lay["pp"], lay["dp"]) == (3, 4, 4, 1, 2)
+    assert p["commands"]["vllm"] == [
+        "vllm serve meta-llama/Llama-3.1-70B-Instruct -tp 4 -dp 2 --max-model-len 8192"]
+    assert len(p["commands"]["llama_server"]) == 2
+    assert p["counts_note"] is None  # 4 GPUs either way
+    assert p["all_reduce"]["tp"] == 4
+
+
+def test_multi_node_commands_and_served_name() -> None:
+    p = run("--model", "meta-llama/Llama-3.1-405B-Instruct-FP8", "--nodes", "2")
+    assert p["commands"]["vllm"] == [
+        ("vllm serve meta-llama/Llama-3.1-405B-Instruct-FP8 -tp 8 -pp 2 --max-model-len 8192 "
+         "--nnodes 2 --node-rank 0 --master-addr 10.0.0.1"),
+        ("vllm serve meta-llama/Llama-3.1-405B-Instruct-FP8 -tp 8 -pp 2 --max-model-len 8192 "
+         "--nnodes 2 --node-rank 1 --master-addr 10.0.0.1 --headless")]
+    assert p["commands"]["llama_server"] == []
+    assert "Example 1 needs 8 GPU(s)" in p["counts_note"]
+
+
+def test_quantize_online_and_gguf_names() -> None:
+    p = run("--model", "Llama-3.1-70B", "--bits", "8")
+    assert "--quantization fp8" in p["commands"]["vllm"][0]
+    assert "Llama-3.1-70B-Instruct-Q8_0.gguf" in p["commands"]["llama_server"][0]
+    g = run("--model", "Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf")
+    assert g["precision"]["bits"] == 4.8944
+    assert g["commands"]["vllm"][0].startswith("vllm serve meta-llama/Llama-3.1-8B-Instruct")
+    assert "Llama-3.1-8B-Instruct-Q4_K_M.gguf" in g["commands"]["llama_server"][0]
+
+
+def test_suggested_commands_lint_clean() -> None:
+    from mgpu_lint.runner import Options, lint
+
+    for args in (["--model", "Llama-3.1-70B"], ["--model", "Llama-3.1-8B"],
+                 ["--model", "meta-llama/Llama-3.1-405B-Instruct-FP8", "--nodes", "2"],
+                 ["--model", "Qwen/Qwen3-235B-A22B-FP8"], ["--model", "openai/gpt-oss-120b"]):
+        commands = run(*args)["commands"]
+        for command in commands["vllm"] + commands["llama_server"]:
+            findings = lint([], Options(), command=command).findings
+            bad = [(f.code, f.message) for f in findings if f.severity.value != "info"]
+            assert bad == [], command
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--model", "no-such-model"], "unknown model 'no-such-model'; known models: "),
+    (["--model", "Llama-3.1-8B", "--gpu", "tpu"], "unknown GPU 'tpu'; known GPUs: a10, "),
+    (["--model", "Llama-3.1-8B", "--bits", "8", "--dtype", "float16"], "not both"),
+    (["--model", "Llama-3.1-8B", "--kv-cache-dtype", "fp3"], "unknown --kv-cache-dtype"),
+    (["--model", "Llama-3.1-8B", "--interconnect", "wifi"], "nvlink or pcie"),
+    (["--model", "Llama-3.1-8B", "--format", "xml"], "text or json"),
+])
+def test_usage_errors_exit_2(args: list[str], message: str) -> None:
+    result = runner.invoke(_app(), ["plan", *args])
+    assert result.exit_code == 2
+    assert message in result.stderr
+    assert result.stdout == ""
+
+
+def test_local_config_directory(tmp_path) -> None:
+    cfg = {"hidden_size": 2048, "num_hidden_layers": 16, "num_attention_heads": 16,
+           "num_key_value_heads": 4, "intermediate_size": 8192, "vocab_size": 32000,
+           "max_position_embeddings": 4096, "torch_dtype": "bfloat16"}
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    p = run("--model", str(tmp_path), "--context", "4096")
+    assert p["kv_per_token_kib"] == 2 * 16 * 4 * 128 * 2 / 1024
+    assert p["gpus_needed"] == 1
+
+
+@pytest.mark.parametrize("args", [
+    ["--model", "Llama-3.1-70B"],
+    ["--model", "meta-llama/Llama-3.1-405B-Instruct-FP8", "--nodes", "2"],
+    ["--model", "openai/gpt-oss-120b", "--gpu", "L40S", "--gpus-per-node", "4"],
+    ["--model", "meta-llama/Llama-3.1-405B-Instruct"],
+])
+def test_text_snapshot(args: list[str], snapshot) -> None:
+    result = runner.invoke(_app(), ["plan", *args])
+    assert result.exit_code == 0
+    assert result.stdout == snapshot

@@ -1,0 +1,7 @@
+"""Interconnect cost: all-reduce over PCIe, pipeline bubbles (MG2xx) (see rules/__init__.py for the table of all rules)."""
+
+from __future__ import annotations
+
+from .registry import Rule
+
+RULES: list[Rule] = []

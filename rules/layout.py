@@ -1,0 +1,7 @@
+"""Parallel layout vs the GPUs a launch gets (MG1xx) (see rules/__init__.py for the table of all rules)."""
+
+from __future__ import annotations
+
+from .registry import Rule
+
+RULES: list[Rule] = []

@@ -1,0 +1,7 @@
+"""llama.cpp placement: layer split, tensor split, main GPU, adapters (MG5xx) (see rules/__init__.py for the table of all rules)."""
+
+from __future__ import annotations
+
+from .registry import Rule
+
+RULES: list[Rule] = []

@@ -144,7 +144,7 @@ def _rule_names() -> dict[str, tuple[str, str]]:
 def _typer_app():  # type: ignore[no-untyped-def]
     import typer
 
-    from .commands import launches, rules_cmd
+    from .commands import launches, layers, plan, rules_cmd, server
 
     app = typer.Typer(
         name="mgpu-lint",
@@ -153,14 +153,8 @@ def _typer_app():  # type: ignore[no-untyped-def]
         add_completion=False,
         no_args_is_help=True,
     )
-    rules_cmd.register(app)
-    launches.register(app)
-    for module in ("plan", "layers", "server"):
-        try:
-            mod = __import__(f"mgpu_lint.commands.{module}", fromlist=["register"])
-        except ImportError:
-            continue
-        mod.register(app)
+    for module in (rules_cmd, launches, plan, layers, server):
+        module.register(app)
     return app
 
 

@@ -1,0 +1,246 @@
+"""`mgpu-lint server`: a real client drives the language server over stdio with JSON-RPC."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import queue
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import pytest
+from mgpu_lint.lsp import PositionMap
+from mgpu_lint.source import Span
+
+TIMEOUT = 20.0  # seconds for any one message; the first lint also imports the whole linter
+
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: qwen
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.30.0
+          command: ["vllm", "serve", "Qwen/Qwen3-8B", "--served-model-name=é🙂", "--tensor-paralel-size", "2"]
+"""
+SCRIPT = '#!/bin/sh\necho "é🙂" && vllm serve "Qwen/Qwen3-8B --port 8000\n'
+FIXED_SCRIPT = '#!/bin/sh\necho "é🙂" && vllm serve "Qwen/Qwen3-8B" --port 8000\n'
+
+
+def utf16(line: str, before: str) -> int:
+    """UTF-16 column of the first ``before`` in ``line``, counted independently of the server."""
+    return len(line[:line.index(before)].encode("utf-16-le")) // 2
+
+
+class Client:
+    """A minimal LSP client: Content-Length framing, a reader thread, a timeout on every read."""
+
+    def __init__(self, stderr: IO[bytes]) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "mgpu_lint.cli", "server"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr)
+        self.inbox: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self.next_id = 0
+        self.capabilities: dict[str, Any] = {}
+        self.errors: list[dict[str, Any]] = []  # error messages the server showed or logged
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        out = self.proc.stdout
+        assert out is not None
+        while True:
+            length = None
+            while (header := out.readline()) not in (b"\r\n", b""):
+                name, _, value = header.decode("ascii").partition(":")
+                if name.lower() == "content-length":
+                    length = int(value)
+            if header == b"" or length is None:
+                self.inbox.put(None)
+                return
+            self.inbox.put(json.loads(out.read(length).decode("utf-8")))
+
+    def send(self, message: dict[str, Any]) -> None:
+        body = json.dumps({"jsonrpc": "2.0", **message}).encode("utf-8")
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.proc.stdin.flush()
+
+    def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        self.send({"method": method, **({"params": params} if params is not None else {})})
+
+    def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        self.next_id += 1
+        self.send({"id": self.next_id, "method": method,
+                   **({"params": params} if params is not None else {})})
+        reply = self.receive(lambda m: m.get("id") == self.next_id and "method" not in m)
+        assert "error" not in reply, reply
+        return reply.get("result")
+
+    def receive(self, wanted: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+        """The next message ``wanted`` accepts (others are dropped), within TIMEOUT seconds."""
+        deadline = time.monotonic() + TIMEOUT
+        while True:
+            try:
+                message = self.inbox.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(f"no answer from the server within {TIMEOUT} s") from None
+            assert message is not None, "the server closed its output"
+            if wanted(message):
+                return message
+            if message.get("method", "").startswith("window/") and (
+                    message["params"].get("type") == 1):
+                self.errors.append(message)
+
+    def diagnostics(self, uri: str) -> dict[str, Any]:
+        message = self.receive(lambda m: m.get("method") == "textDocument/publishDiagnostics"
+                               and m["params"]["uri"] == uri)
+        return message["params"]
+
+    def open(self, uri: str, text: str, language: str, version: int = 1) -> dict[str, Any]:
+        self.notify("textDocument/didOpen", {"textDocument": {
+            "uri": uri, "languageId": language, "version": version, "text": text}})
+        return self.diagnostics(uri)
+
+    def change(self, uri: str, text: str, version: int) -> dict[str, Any]:
+        self.notify("textDocument/didChange", {
+            "textDocument": {"uri": uri, "version": version},
+            "contentChanges": [{"text": text}]})
+        return self.diagnostics(uri)
+
+
+@contextlib.contextmanager
+def running_server(root: Path, capabilities: dict[str, Any]) -> Iterator[Client]:
+    """A server past `initialize`; on leaving, `shutdown` and `exit` must end it cleanly."""
+    with open(root / "server.err", "wb") as err:
+        c = Client(err)
+        try:
+            result = c.request("initialize", {
+                "processId": None, "rootUri": root.as_uri(), "capabilities": capabilities})
+            assert result["serverInfo"]["name"] == "mgpu-lint"
+            assert result["capabilities"]["textDocumentSync"]["openClose"] is True
+            c.capabilities = result["capabilities"]
+            c.notify("initialized", {})
+            yield c
+            assert c.request("shutdown") is None
+            assert c.errors == []
+            c.notify("exit")
+            assert c.proc.wait(timeout=TIMEOUT) == 0
+        finally:
+            if c.proc.poll() is None:
+                c.proc.kill()
+                c.proc.wait(timeout=TIMEOUT)
+    stderr = (root / "server.err").read_text(errors="replace")
+    assert "Traceback" not in stderr, stderr
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Client]:
+    """One server for the module (it takes a second or two to start); every test its own files."""
+    with running_server(tmp_path_factory.mktemp("lsp"), {}) as c:
+        yield c
+
+
+def test_yaml_diagnostics_with_utf16_columns(client: Client, tmp_path: Path) -> None:
+    assert client.capabilities["positionEncoding"] == "utf-16"
+    uri = (tmp_path / "deploy.yaml").as_uri()
+    published = client.open(uri, DEPLOYMENT, "yaml")
+    assert published["version"] == 1
+    by_code = {d["code"]: d for d in published["diagnostics"]}
+    assert set(by_code) == {"MG004", "MG702"}
+    flag = by_code["MG004"]
+    line = DEPLOYMENT.splitlines()[10]
+    start = utf16(line, '"--tensor-paralel-size"') + 1
+    assert start == line.index('"--tensor-paralel-size"') + 2  # é is 1 unit, 🙂 is 2
+    assert flag["range"] == {"start": {"line": 10, "character": start},
+                             "end": {"line": 10, "character": start + len("--tensor-paralel-size")}}
+    assert flag["severity"] == 1 and flag["source"] == "mgpu-lint"
+    assert flag["codeDescription"]["href"] == "https://mgpu-lint.dev/rules/MG004"
+    assert flag["message"].startswith("unknown flag --tensor-paralel-size")
+    probe = by_code["MG702"]
+    assert probe["severity"] == 2
+    assert probe["range"]["start"] == {"line": 8, "character": 16}
+    assert "hint: add readinessProbe" in probe["message"]
+    (related,) = probe["relatedInformation"]
+    assert related["message"] == "the engine starts here"
+    assert related["location"] == {"uri": uri, "range": {
+        "start": {"line": 10, "character": 21}, "end": {"line": 10, "character": 25}}}
+
+
+def test_shell_change_save_and_close(client: Client, tmp_path: Path) -> None:
+    uri = (tmp_path / "serve.sh").as_uri()
+    (quote,) = client.open(uri, SCRIPT, "shellscript")["diagnostics"]
+    line = SCRIPT.splitlines()[1]
+    start = utf16(line, '"Qwen')
+    assert quote["code"] == "MG003"
+    assert quote["range"] == {"start": {"line": 1, "character": start},
+                              "end": {"line": 1, "character": start + 1}}
+    fixed = client.change(uri, FIXED_SCRIPT, 2)
+    assert fixed["version"] == 2
+    assert [d["code"] for d in fixed["diagnostics"]] == []
+    broken = client.change(uri, SCRIPT, 3)
+    assert [d["code"] for d in broken["diagnostics"]] == ["MG003"]
+    client.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
+    assert [d["code"] for d in client.diagnostics(uri)["diagnostics"]] == ["MG003"]
+    client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+    assert client.diagnostics(uri)["diagnostics"] == []
+
+
+def test_kind_by_content_language_and_unknown(client: Client, tmp_path: Path) -> None:
+    script = (tmp_path / "serve").as_uri()  # no suffix: the shebang tells
+    assert [d["code"] for d in client.open(script, SCRIPT, "plaintext")["diagnostics"]] == [
+        "MG003"]
+    untitled = "untitled:Untitled-1"  # an unsaved buffer: the editor's language id tells
+    codes = {d["code"] for d in client.open(untitled, DEPLOYMENT, "yaml")["diagnostics"]}
+    assert codes == {"MG004", "MG702"}
+    notes = (tmp_path / "notes.txt").as_uri()
+    assert client.open(notes, 'vllm serve "x\n', "plaintext")["diagnostics"] == []
+    empty = (tmp_path / "empty.yaml").as_uri()
+    assert client.open(empty, "", "yaml")["diagnostics"] == []
+
+
+def test_suppression_and_configuration_apply(client: Client, tmp_path: Path) -> None:
+    config = tmp_path / "mgpu-lint.toml"
+    config.write_text('ignore = ["MG702"\n')
+    uri = (tmp_path / "deploy.yaml").as_uri()
+    suppressed = DEPLOYMENT.replace('"2"]\n', '"2"]  # mgpu-lint: disable=MG004\n')
+    (error,) = client.open(uri, suppressed, "yaml")["diagnostics"]
+    assert error["message"].startswith("configuration error: ") and "mgpu-lint.toml" in (
+        error["message"])
+    assert error["severity"] == 1
+    config.write_text('ignore = ["MG702"]\n')
+    client.notify("textDocument/didSave", {"textDocument": {"uri": config.as_uri()}})
+    assert client.diagnostics(uri)["diagnostics"] == []
+
+
+def test_client_chosen_position_encoding(tmp_path: Path) -> None:
+    line = SCRIPT.splitlines()[1]
+    wanted = {"utf-8": len(line[:line.index('"Qwen')].encode("utf-8")),
+              "utf-32": line.index('"Qwen')}
+    assert wanted["utf-8"] == wanted["utf-32"] + 4  # é is 2 bytes, 🙂 is 4
+    capabilities = {"general": {"positionEncodings": ["utf-32", "utf-16"]}}
+    with running_server(tmp_path, capabilities) as c:
+        assert c.capabilities["positionEncoding"] == "utf-32"
+        (quote,) = c.open((tmp_path / "serve.sh").as_uri(), SCRIPT, "shellscript")["diagnostics"]
+        assert quote["range"]["start"] == {"line": 1, "character": wanted["utf-32"]}
+    pm = PositionMap(SCRIPT, "utf-8")
+    offset = SCRIPT.index('"Qwen')
+    assert pm.position(offset).character == wanted["utf-8"]
+
+
+def test_position_map_utf16() -> None:
+    text = "é🙂x\n🙂🙂y"
+    pm = PositionMap(text)
+    assert pm.position(text.index("x")).character == 3
+    assert pm.position(text.index("y")).character == 4
+    assert pm.range(Span(len(text), len(text))).end.line == 1
+    bom = "\ufeff🙂x"
+    assert PositionMap(bom).range(Span(1, 2), shift=1).start.character == 3

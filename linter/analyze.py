@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from .deployment import Deployment, linked_hpas, linked_services
@@ -22,6 +23,13 @@ class FileSet:
     services: list[ServiceInfo]
     hpas: list[HpaInfo]
     launches: list[Launch]
+
+    @cached_property
+    def by_source(self) -> dict[int, tuple[Launch, ...]]:
+        groups: dict[int, list[Launch]] = {}
+        for la in self.launches:
+            groups.setdefault(id(la.source), []).append(la)
+        return {k: tuple(v) for k, v in groups.items()}
 
 
 def analyze(launch: Launch, settings: "Settings", options: "Options",
@@ -43,7 +51,7 @@ def analyze(launch: Launch, settings: "Settings", options: "Options",
         gpu=gpu_facts(launch, settings, options.gpu, options.gpus_per_node),
         services=linked_services(launch, fileset.services),
         hpas=linked_hpas(launch, fileset.hpas),
-        peers=tuple(la for la in fileset.launches if la is not launch),
+        peers=tuple(la for la in fileset.by_source.get(id(launch.source), ()) if la is not launch),
     )
     for r in CHECKS:
         try:

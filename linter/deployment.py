@@ -29,7 +29,7 @@ class Deployment:
     gpu: "GpuFacts | None" = None
     services: tuple[ServiceInfo, ...] = ()  # Services whose selector matches the pod
     hpas: tuple[HpaInfo, ...] = ()  # HPAs whose target is the launch's object
-    peers: tuple[Launch, ...] = ()  # other launches of the same file set
+    peers: tuple[Launch, ...] = ()  # other launches of the same file
 
     @property
     def source(self) -> SourceFile:

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from .launch import LLAMA_SERVER, VLLM, GpuRequest, Launch
 from .source import Span
 
 if TYPE_CHECKING:
-    from .catalog.knowledge import GpuSpec, ModelShape, Precision
+    from .catalog.knowledge import GpuSpec, ModelMatch, ModelShape, Precision
     from .config import Settings
     from .engines import Invocation, Setting
 
@@ -149,7 +150,8 @@ def model_facts(inv: "Invocation", launch: Launch, settings: "Settings") -> Mode
         shape = knowledge.read_local_config(local)
         origin = "config.json"
     if shape is None:
-        match = knowledge.resolve_model(ref, settings.models or None)
+        match = (knowledge.resolve_model(ref, settings.models) if settings.models
+                 else _builtin_model(ref))
         if match is None:
             return ModelFacts(ref, model.span, None, knowledge.weight_precision(), None, "unknown")
         shape, hint = match.shape, match.precision
@@ -166,6 +168,14 @@ def model_facts(inv: "Invocation", launch: Launch, settings: "Settings") -> Mode
             _str(inv.cache_type_k) or "f16", _str(inv.cache_type_v) or "f16") \
             if inv.engine == LLAMA_SERVER else None
     return ModelFacts(ref, model.span, shape, weights, kv, origin)
+
+
+@lru_cache(maxsize=1024)
+def _builtin_model(ref: str) -> "ModelMatch | None":
+    """Catalog look-ups repeat across files (the same model in many manifests)."""
+    from .catalog import knowledge
+
+    return knowledge.resolve_model(ref)
 
 
 def _str(setting: "Setting") -> str | None:

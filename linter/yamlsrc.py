@@ -129,6 +129,9 @@ def scalar_segment(text: str, node: Any) -> Segment:
         start = m.end() if m else end
     if style == "" and text[start:end] == value:
         return Segment(value, CharMap.linear(start, len(value)))
+    if style in ("'", '"') and end - start == len(value) + 2 and text[start + 1:end - 1] == value:
+        # a one-line quoted scalar without escapes: its text between the quotes
+        return Segment(value, CharMap.linear(start + 1, len(value)))
     try:
         if style in ("", "'", '"'):
             built = _flow_scalar(text, start, end, style)

@@ -123,15 +123,57 @@ class ModelFacts:
     origin: str  # "catalog", "config.json", "configuration"
 
 
-def _local_dir(source_path: str, ref: str) -> str | None:
-    """A model directory named relative to the manifest (absolute paths are not read: results
-    must not differ between laptops and CI, DECISIONS "The file set")."""
+def _beside(source_path: str, ref: str) -> str | None:
+    """``ref`` as a path relative to the manifest's directory, when it is one.  Absolute paths
+    are not read: results must not differ between laptops and CI (DECISIONS "The file set")."""
     if os.path.isabs(ref) or ref.startswith("<") or source_path.startswith("<"):
         return None
+    return os.path.join(os.path.dirname(os.path.abspath(source_path)), ref)
+
+
+def _local_dir(source_path: str, ref: str) -> str | None:
+    """A model directory with a config.json, named relative to the manifest."""
     if not (ref.startswith(".") or "/" in ref):
         return None
-    candidate = os.path.join(os.path.dirname(os.path.abspath(source_path)), ref)
-    return candidate if os.path.isfile(os.path.join(candidate, "config.json")) else None
+    candidate = _beside(source_path, ref)
+    if candidate is None or not os.path.isfile(os.path.join(candidate, "config.json")):
+        return None
+    return candidate
+
+
+def _gguf_shape(path: str) -> tuple["ModelShape", "Precision"] | None:
+    """Shape and exact bits per weight from a local GGUF file's header."""
+    from .catalog import gguf_header, knowledge
+
+    try:
+        h = gguf_header.read_header(path)
+    except (OSError, gguf_header.GgufError):
+        return None
+
+    def num(key: str) -> int | None:
+        v = h.arch_value(key)
+        return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else None
+
+    layers, hidden, heads = num("block_count"), num("embedding_length"), \
+        num("attention.head_count")
+    if not (layers and hidden and heads and h.params):
+        return None
+    kv_heads = num("attention.head_count_kv") or heads
+    label = h.file_type or "GGUF"
+    try:
+        shape = knowledge.ModelShape(
+            id=str(h.metadata.get("general.name") or os.path.basename(path)),
+            family=h.architecture or "custom", params=float(h.params), params_exact=h.params,
+            layers=layers, hidden=hidden, heads=heads, kv_heads=kv_heads,
+            head_dim=num("attention.key_length") or hidden // heads,
+            max_positions=num("context_length"), dtype=f"gguf {label}",
+            weight_bits=h.bits_per_weight, experts=num("expert_count") or 0,
+            experts_per_token=num("expert_used_count") or 0,
+            source=(f"GGUF header of {os.path.basename(path)}",))
+    except ValueError:
+        return None
+    return shape, knowledge.Precision(h.bits_per_weight, f"{label} (GGUF header)",
+                                      "GGUF header")
 
 
 def model_facts(inv: "Invocation", launch: Launch, settings: "Settings") -> ModelFacts | None:
@@ -149,6 +191,12 @@ def model_facts(inv: "Invocation", launch: Launch, settings: "Settings") -> Mode
     if local is not None:
         shape = knowledge.read_local_config(local)
         origin = "config.json"
+    elif ref.lower().endswith(".gguf"):
+        path = _beside(launch.source.path, ref)
+        from_header = _gguf_shape(path) if path and os.path.isfile(path) else None
+        if from_header is not None:
+            shape, hint = from_header
+            origin = "GGUF header"
     if shape is None:
         match = (knowledge.resolve_model(ref, settings.models) if settings.models
                  else _builtin_model(ref))

@@ -88,6 +88,16 @@ RULES: list[Rule] = [
         """,
     ),
     reader_rule(
+        "MG012", "unused-suppression", Severity.INFO,
+        "a suppression comment that suppressed nothing",
+        """
+        A `# mgpu-lint: disable=CODES` comment (or `disable-file=`) listed a code that no
+        finding on the lines it covers had. Usually the problem was fixed and the comment
+        stayed: remove it, or the codes that no longer apply, so that it cannot hide a new
+        finding later. Codes that are not selected in this run are not reported.
+        """,
+    ),
+    reader_rule(
         "MG017", "no-launch-found", Severity.INFO,
         "a file named on the command line holds no engine launch (nothing was checked)",
         """

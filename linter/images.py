@@ -23,7 +23,9 @@ class ImageEntry:
     engine: str
     entry: str | None  # None: this image's entrypoint for this tag is not known
     argv: tuple[str, ...]
-    version: str | None  # release from the tag ("0.8.5", "latest"), None when not a release tag
+    # what the reference pins: a release ("0.8.5"), "latest", or the tag / digest that names no
+    # release ("nightly", "sha256:…"); the vLLM parser picks the catalogued release from it
+    version: str | None
     repository: str
 
 
@@ -39,10 +41,8 @@ def parse_image(ref: str) -> ImageRef:
         ref, tag = ref[:colon], ref[colon + 1:]
     repo = ref.lower()
     for prefix in ("docker.io/", "index.docker.io/", "registry-1.docker.io/"):
-        if repo.startswith(prefix):
-            repo = repo[len(prefix):]
-    if repo.startswith("library/"):
-        repo = repo[len("library/"):]
+        repo = repo.removeprefix(prefix)
+    repo = repo.removeprefix("library/")
     return ImageRef(repo, tag, digest)
 
 
@@ -81,13 +81,16 @@ def lookup(ref: str) -> ImageEntry | None:
     if info is None:
         return None
     if info["engine"] == "vllm":
-        version = tag_version(image.tag) if image.digest is None or image.tag else None
+        # a digest alone, or a tag that is no release, is kept as written (MG015 names it)
+        version = (tag_version(image.tag) if image.digest is None or image.tag else None) or \
+            image.tag or image.digest or "latest"
+        key = version_key(version)
         entry: str | None = None
         argv: tuple[str, ...] = ()
-        if version == "latest":
+        if version == "latest" or version.startswith("nightly"):
+            # nightly images are built from the main branch, like the newest release
             entry = info["latest"]
-        elif version is not None:
-            key = version_key(version)
+        elif key:
             for ep in info["entrypoints"]:
                 lo = version_key(ep["from"]) if "from" in ep else ()
                 hi = version_key(ep["to"]) if "to" in ep else None

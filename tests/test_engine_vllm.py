@@ -249,10 +249,12 @@ def test_model_entry_points() -> None:
     assert inv.model is not None and inv.model.value == "org/m" and inv.model.origin == "--model"
     inv, findings = parse("python3 -m vllm.entrypoints.openai.api_server --model org/m",
                           entry=ENTRY_VLLM_API_SERVER, engine="vllm", skip=3)
-    assert not findings and inv.model is not None and inv.model.value == "org/m"
+    assert codes(findings) == ["MG008"] and "deprecated from vLLM 0.29.0" in findings[0].message
+    assert inv.model is not None and inv.model.value == "org/m"
     _, findings = parse("python3 -m vllm.entrypoints.openai.api_server org/m -tp 2",
                         entry=ENTRY_VLLM_API_SERVER, engine="vllm", skip=3)
-    assert codes(findings) == ["MG016"] and "ignores it" in findings[0].message
+    assert codes(findings) == ["MG008", "MG016"]
+    assert "ignores it" in next(f for f in findings if f.code == "MG016").message
     _, findings = parse("python3 -m vllm.entrypoints.openai.api_server org/m",
                         entry=ENTRY_VLLM_API_SERVER, engine="vllm", skip=3, version_pin="0.9.2")
     assert "rejects it" in next(f for f in findings if f.code == "MG016").message
@@ -290,11 +292,13 @@ def test_unresolved_variables() -> None:
 
 def test_version_not_catalogued() -> None:
     _, findings = parse("vllm serve org/m --swap-space 4", version_pin="0.8.5")
-    assert codes(findings) == ["MG015"]  # 0.8.5 still had it (last in 0.17.1)
-    _, findings = parse("vllm serve org/m --swap-spaces 4", version_pin="0.8.5")
-    assert codes(findings) == ["MG004", "MG015"]
+    assert not findings  # 0.8.5 is catalogued as 0.8.5.post1 (same option code)
+    _, findings = parse("vllm serve org/m --num-scheduler-steps 8", version_pin="0.10.1")
+    assert codes(findings) == ["MG004", "MG015"]  # last catalogued in 0.10.0, gone in 0.10.2
     unknown = next(f for f in findings if f.code == "MG004")
-    assert unknown.severity.value == "warning" and "0.8.5 may accept it" in unknown.message
+    assert unknown.severity.value == "warning" and "0.10.1 may accept it" in unknown.message
+    note = next(f for f in findings if f.code == "MG015")
+    assert "the catalogued release of the 0.10 line" in note.message
     _, findings = parse("vllm serve org/m --swap-space 4")
     assert codes(findings) == ["MG004"] and findings[0].severity.value == "error"
     assert "--kv-offloading-size" in (findings[0].hint or "")

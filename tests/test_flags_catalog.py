@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 from mgpu_lint.engines.catalog import (
     CatalogFile,
+    FlagCatalog,
+    choose_vllm_version,
     llama_catalog,
-    nearest_vllm_version,
     rpc_catalog,
     vllm_catalog,
     vllm_versions,
@@ -94,12 +95,12 @@ def test_lookups() -> None:
 
 def test_versions() -> None:
     assert "0.30.0" in vllm_versions()
-    assert nearest_vllm_version("0.30.0") == "0.30.0"
-    assert nearest_vllm_version("0.8.5") in vllm_versions()
+    assert choose_vllm_version("0.30.0") == ("0.30.0", None)
+    assert choose_vllm_version("0.8.5").version in vllm_versions()
 
 
 def test_release_as_differences() -> None:
-    """A later issue adds releases as a base plus differences."""
+    """Releases are stored as a base plus differences."""
     base = vllm_catalog()
     diff = CatalogFile.model_validate({
         "engine": "vllm", "version": "0.29.9", "source": "test", "base": "0.30.0",
@@ -111,7 +112,9 @@ def test_release_as_differences() -> None:
         ],
         "retired": [],
     })
-    derived = base.derive(diff)
+    derived = FlagCatalog(CatalogFile.model_validate({
+        "engine": "vllm", "version": "0.30.0", "source": "test", "options": base.options,
+    }).apply(diff))
     assert derived.version == "0.29.9"
     assert "headless" not in derived.by_key
     assert derived.by_key["tensor_parallel_size"].default == 2

@@ -3,8 +3,16 @@
 One JSON file per engine (llama-server, rpc-server) and per vLLM release (``vllm-<version>.json``).
 A release file either lists every option, or names a ``base`` release and only the differences
 (``drop``: option keys the base has and this release lacks; ``options``: options added or changed,
-matched by ``key``; ``retired`` replaces the base's list when given).  Files are read lazily, once
-per process, and validated by pydantic.
+matched by ``key``, each given whole; ``retired`` replaces the base's list when given).  vLLM
+0.30.0 (the default release) is complete; every other release is its neighbour's differences
+(0.29.0 from 0.30.0, 0.28.0 from 0.29.0 …, 0.31.0 from 0.30.0 …), so loading one release reads
+the chain between it and 0.30.0.  Files are read lazily, once per process, and validated by
+pydantic.
+
+``vllm-history.json`` lists, for every spelling that some catalogued vLLM releases accept and
+others do not, the releases that accept it (``"0.6.6.post1..0.17.1"`` ranges) and an optional
+hint; it yields each release's ``retired`` list (removed flags and flags added later), which
+make MG004 messages name the release.
 
 Option fields (compact: absent means null/false/empty):
 ``key`` stable identifier (vLLM: the argparse ``dest``); ``names`` spellings that set the option;
@@ -28,7 +36,7 @@ import json
 import re
 from functools import cache
 from importlib import resources
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
@@ -48,6 +56,7 @@ ValueType = Literal[
     "float_list",  # llama.cpp -ts
     "uint_list",  # llama.cpp -fitt
     "hostport_list",  # llama.cpp --rpc
+    "bool",  # vLLM StoreBoolean (up to 0.7): a bare flag is true, else the word true/false
 ]
 
 DEFAULT_VLLM_VERSION = "0.30.0"
@@ -61,7 +70,7 @@ class OptionSpec(BaseModel):
     neg: tuple[str, ...] = ()
     nargs: int | Literal["?", "+"] = 1
     type: ValueType = "str"
-    choices: tuple[str | int, ...] | None = None
+    choices: tuple[str | int | None, ...] | None = None
     nullable: bool = False
     default: Any = None
     sep: str | None = None
@@ -115,6 +124,18 @@ class CatalogFile(BaseModel):
     drop: tuple[str, ...] = ()
     options: tuple[OptionSpec, ...] = ()
     retired: tuple[RetiredFlag, ...] | None = None
+
+    def apply(self, diff: CatalogFile) -> CatalogFile:
+        """The document of a release described as differences (``diff``) from this one."""
+        changed = {o.key: o for o in diff.options}
+        dropped = set(diff.drop)
+        options = [changed.pop(o.key, o) for o in self.options if o.key not in dropped]
+        options.extend(changed.values())
+        return CatalogFile.model_construct(
+            engine=self.engine, version=diff.version, source=diff.source, base=None, drop=(),
+            options=tuple(options),
+            retired=diff.retired if diff.retired is not None else self.retired,
+        )
 
 
 class Match:
@@ -180,64 +201,133 @@ class FlagCatalog:
             self._suggestions[spelling] = close[0] if close else None
         return self._suggestions[spelling]
 
-    def derive(self, diff: CatalogFile) -> FlagCatalog:
-        """The catalog of a release described as differences from this one."""
-        changed = {o.key: o for o in diff.options}
-        dropped = set(diff.drop)
-        options = [changed.pop(o.key, o) for o in self.options if o.key not in dropped]
-        options.extend(changed.values())
-        return FlagCatalog(CatalogFile(
-            engine=self.engine, version=diff.version, source=diff.source,
-            options=tuple(options),
-            retired=diff.retired if diff.retired is not None else self.retired,
-        ))
-
 
 def _read(name: str) -> CatalogFile:
     text = resources.files("mgpu_lint.catalog").joinpath("flags", name).read_text("utf-8")
     return CatalogFile.model_validate(json.loads(text))
 
 
+class VersionChoice(NamedTuple):
+    """The catalogued release a launch is checked against, and why when it is not the pinned one."""
+
+    version: str
+    note: str | None = None  # None: the pinned release itself (or no pin at all)
+
+
 @cache
+def _vllm_history() -> dict[str, Any]:
+    text = resources.files("mgpu_lint.catalog").joinpath("flags", "vllm-history.json")
+    return json.loads(text.read_text("utf-8"))
+
+
 def vllm_versions() -> tuple[str, ...]:
     """Catalogued vLLM releases, oldest first."""
-    folder = resources.files("mgpu_lint.catalog").joinpath("flags")
-    found = [
-        p.name[len("vllm-"):-len(".json")]
-        for p in folder.iterdir()
-        if p.name.startswith("vllm-") and p.name.endswith(".json")
-    ]
-    return tuple(sorted(found, key=version_key))
+    return tuple(_vllm_history()["releases"])
+
+
+_RELEASE = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:\.?(rc|dev|post)(\d*))?")
 
 
 def version_key(version: str) -> tuple[int, ...]:
-    """Numeric sort key of a release string (``0.8.5.post1`` → (0, 8, 5, 1))."""
-    return tuple(int(x) for x in re.findall(r"\d+", version)[:4])
+    """Sort key of a release string: ``0.8.5.post1`` → (0, 8, 5, 1); a pre-release sorts before
+    its release (``0.9.0rc1`` → (0, 9, 0, -1)); () when it names no release."""
+    m = _RELEASE.match(version)
+    if m is None:
+        return ()
+    major, minor, patch, fourth, kind, number = m.groups()
+    extra = int(fourth or 0)
+    if kind == "post":
+        extra = int(number or 0)
+    elif kind in ("rc", "dev"):
+        extra = -1
+    return (int(major), int(minor), int(patch or 0), extra)
 
 
-def nearest_vllm_version(version: str) -> str:
-    """The catalogued release closest to ``version`` (the same one when catalogued)."""
+_POST = re.compile(r"\.?post\d+$")
+
+
+def choose_vllm_version(requested: str | None) -> VersionChoice:
+    """The catalogued release to check a launch pinned at ``requested`` against.
+
+    No pin: the default (0.30.0).  ``latest``: the newest catalogued release.  A release that
+    differs from a catalogued one only by a ``.postN`` suffix is the same release (0.8.5 and
+    0.8.5.post1 have the same option code: vllm/engine/arg_utils.py, vllm/entrypoints/openai/
+    cli_args.py and vllm/utils.py are identical in the two wheels).  Another patch release of a
+    catalogued minor line uses that line's release with a note, because options do change
+    inside a line (0.10.0 and 0.10.2 differ by 37 spellings); outside the catalogued lines the
+    nearest release; a tag that names no release (``nightly``, a digest) the default.
+    """
     versions = vllm_versions()
-    if version in versions:
-        return version
-    want = version_key(version)
+    if requested is None:
+        return VersionChoice(DEFAULT_VLLM_VERSION)
+    if requested == "latest":
+        return VersionChoice(versions[-1])
+    want = version_key(requested)
     if not want:
-        return DEFAULT_VLLM_VERSION
+        return VersionChoice(
+            DEFAULT_VLLM_VERSION,
+            f"`{requested}` names no vLLM release: flags are checked against vLLM "
+            f"{DEFAULT_VLLM_VERSION}, the default release")
+    same = [v for v in versions if _POST.sub("", v) == _POST.sub("", requested)]
+    if same:
+        return VersionChoice(same[0])
+    keys = {v: version_key(v) for v in versions}
+    line = [v for v in versions if keys[v][:2] == want[:2]]
+    if line:
+        later = [v for v in line if keys[v] >= want]
+        chosen = later[0] if later else line[-1]
+        why = f"the catalogued release of the {want[0]}.{want[1]} line"
+    else:
+        below = [v for v in versions if keys[v] < want]
+        chosen = below[-1] if below else versions[0]
+        why = "the nearest catalogued release"
+    return VersionChoice(
+        chosen,
+        f"vLLM {requested} has no flag catalog: flags are checked against vLLM {chosen}, {why}")
 
-    def distance(v: str) -> tuple[int, ...]:
-        have = version_key(v)
-        return tuple(abs(a - b) for a, b in zip(have + (0,) * 4, want + (0,) * 4))
 
-    return min(versions, key=distance)
+def _vllm_doc(version: str) -> CatalogFile:
+    doc = _read(f"vllm-{version}.json")
+    if doc.base is None:
+        return doc
+    return _vllm_doc(doc.base).apply(doc)
+
+
+_Span = tuple[tuple[int, ...], tuple[int, ...], str, str]  # keys of first/last, their names
+
+
+@cache
+def _spelling_history() -> tuple[tuple[str, tuple[_Span, ...], str | None], ...]:
+    out = []
+    for entry in _vllm_history()["spellings"]:
+        spans = []
+        for span in entry["in"]:
+            first, _, last = span.partition("..")
+            last = last or first
+            spans.append((version_key(first), version_key(last), first, last))
+        out.append((entry["name"], tuple(spans), entry.get("hint")))
+    return tuple(out)
+
+
+def vllm_retired(version: str) -> tuple[RetiredFlag, ...]:
+    """Spellings other catalogued releases accept and ``version`` does not: the last release
+    before it that accepted each, and the first one after it."""
+    want = version_key(version)
+    out: list[RetiredFlag] = []
+    for name, spans, hint in _spelling_history():
+        if any(lo <= want <= hi for lo, hi, _, _ in spans):
+            continue
+        last = next((b for _, hi, _, b in reversed(spans) if hi < want), None)
+        since = next((a for lo, _, a, _ in spans if lo > want), None)
+        out.append(RetiredFlag.model_construct(names=(name,), last=last, since=since, hint=hint))
+    return tuple(out)
 
 
 @cache
 def vllm_catalog(version: str = DEFAULT_VLLM_VERSION) -> FlagCatalog:
-    """The catalog of one catalogued vLLM release (see ``nearest_vllm_version``)."""
-    doc = _read(f"vllm-{version}.json")
-    if doc.base is None:
-        return FlagCatalog(doc)
-    return vllm_catalog(doc.base).derive(doc)
+    """The catalog of one catalogued vLLM release (see ``choose_vllm_version``)."""
+    doc = _vllm_doc(version)
+    return FlagCatalog(doc.model_copy(update={"retired": vllm_retired(version)}))
 
 
 @cache

@@ -1,9 +1,12 @@
 """`vllm serve` / `python -m vllm.entrypoints.openai.api_server` argument walker.
 
-Mirrors vLLM 0.30.0's ``FlexibleArgumentParser`` (vllm/utils/argparse_utils.py) on top of
+Mirrors vLLM's ``FlexibleArgumentParser`` (vllm/utils/argparse_utils.py in 0.30.0) on top of
 argparse: ``_`` → ``-`` in long names (before the first '.'), ``--flag=value``, unambiguous
 prefixes (``allow_abbrev``), ``-O<level>``, dotted JSON sub-keys, ``--config FILE.yaml``, one
-positional model.  Facts: reference/engines/vllm-notes.md §3 and §8.
+positional model.  Each launch is checked against the flag catalog of the release it pins
+(``choose_vllm_version``); what differs between releases beyond the flag set (how each entry
+point takes the model, ``-O``) is keyed on the release below.  Facts: reference/engines/
+vllm-notes.md §3 and §8, vllm-versions/README.md.
 """
 
 from __future__ import annotations
@@ -18,12 +21,10 @@ from ..findings import Finding, Related, Severity
 from ..launch import ENTRY_VLLM_API_SERVER, ENTRY_VLLM_SERVE, VLLM, Launch
 from ..source import Span, Word
 from .catalog import (
-    DEFAULT_VLLM_VERSION,
     FlagCatalog,
     Match,
     OptionSpec,
-    RetiredFlag,
-    nearest_vllm_version,
+    choose_vllm_version,
     version_key,
     vllm_catalog,
     vllm_versions,
@@ -64,27 +65,45 @@ NEEDED: dict[str, tuple[str, ...]] = {
 CHECKED_BY_RULE = {"max_lora_rank": "MG307"}
 
 BOOL_WORDS = frozenset({"true", "false", "True", "False", "1", "0", "yes", "no", "on", "off"})
-FIRST_IGNORING_RELEASE = "0.10.0"  # api_server: positional model rejected up to 0.9.2
+# Entry-point behaviours by release (first release that behaves the new way):
+# api_server module: a positional model is rejected up to 0.9.2 and ignored from 0.10.0
+# (vllm-versions/README.md "Entry points").
+FIRST_IGNORING_RELEASE = "0.10.0"
+# `vllm serve` up to 0.7.3: the positional model is required (nargs=None) and
+# ServeSubcommand.cmd raises ValueError when --model differs from its default (vllm/scripts.py
+# 0.6.6.post1, vllm/entrypoints/cli/serve.py 0.7.3).  From 0.8 the model is optional and
+# FlexibleArgumentParser.parse_args raises ValueError on a `--model` word, up to 0.10.2
+# (vllm/utils.py 0.8.5, vllm/utils/__init__.py 0.9.2, 0.10.0, 0.10.2); from 0.11 it warns and
+# moves the model to the front (vllm/utils/argparse_utils.py 0.11.2).
+FIRST_OPTIONAL_MODEL_RELEASE = "0.8.0"
+FIRST_MODEL_REWRITE_RELEASE = "0.11.0"
+# the api_server module prints a deprecation warning from 0.29.0 (vllm-versions/README.md)
+FIRST_DEPRECATED_API_SERVER = "0.29.0"
+MODEL_MESSAGE = ("With `vllm serve`, you should provide the model as a positional argument "
+                 "instead of via the `--model` option.")
+PARSER_MODEL_MESSAGE = ("With `vllm serve`, you should provide the model as a positional argument "
+                        "or in a config file instead of via the `--model` option.")
 CONFIG_MAX_BYTES = 1 << 20
 
 
 def parse_vllm(launch: Launch, version: str | None) -> tuple[Invocation, list[Finding]]:
     requested = version or (launch.version_pin.value if launch.version_pin else None)
-    cat_version, substitute = _choose_version(requested)
-    catalog = vllm_catalog(cat_version)
-    b = Builder(launch, catalog, cat_version, NEEDED)
-    if substitute and requested is not None:
+    choice = choose_vllm_version(requested)
+    catalog = vllm_catalog(choice.version)
+    b = Builder(launch, catalog, choice.version, NEEDED)
+    if choice.note is not None:
+        versions = vllm_versions()
         pin_span = launch.version_pin.span if launch.version_pin and \
             launch.version_pin.span else launch.program.span
         b.report(
-            "MG015", Severity.INFO,
-            f"vLLM {requested} has no flag catalog: flags are checked against vLLM "
-            f"{cat_version}, the nearest catalogued release",
-            pin_span,
+            "MG015", Severity.INFO, choice.note, pin_span,
             hint="flags that changed between the two releases may be reported wrongly; "
-                 f"catalogued releases: {', '.join(vllm_versions())}",
+                 f"catalogued: one release of each line from {versions[0]} to {versions[-1]}",
         )
-    walker = _Walker(launch, b, catalog, requested if substitute else None)
+    walker = _Walker(launch, b, catalog, requested if choice.note is not None else None,
+                     requested if choice.note is None and requested and version_key(requested)
+                     else choice.version)
+    walker.entry_point(assumed=requested is None)
     walker.walk()
     model = walker.finish_model()
     b.duplicates(b.before + b.argv, describe=_describe)
@@ -94,20 +113,6 @@ def parse_vllm(launch: Launch, version: str | None) -> tuple[Invocation, list[Fi
         # serve`): how it takes the model is not judged (images.md)
         findings = [f for f in findings if f.code != "MG016"]
     return b.build(VLLM, launch.entry, model), findings
-
-
-def _choose_version(requested: str | None) -> tuple[str, bool]:
-    """(catalogued release to use, whether it stands in for a different one)."""
-    if requested is None:
-        return DEFAULT_VLLM_VERSION, False
-    if requested == "latest":
-        return vllm_versions()[-1], False
-    want = version_key(requested)
-    if not want:
-        return DEFAULT_VLLM_VERSION, True
-    nearest = nearest_vllm_version(requested)
-    have = version_key(nearest)
-    return nearest, have[:len(want)] != want
 
 
 def _describe(occ: OptionValue) -> str:
@@ -120,18 +125,43 @@ def _describe(occ: OptionValue) -> str:
 
 class _Walker:
     def __init__(self, launch: Launch, b: Builder, catalog: FlagCatalog,
-                 substitute_for: str | None) -> None:
+                 substitute_for: str | None, name: str) -> None:
         self.launch = launch
         self.b = b
         self.catalog = catalog
         # an unquoted expansion to nothing is no argument at all (the shell drops it)
         self.words = tuple(w for w in launch.args if w.text or w.quoted or launch.list_form)
         self.substitute_for = substitute_for
+        self.name = name  # the release as messages name it ("0.8.5" for the 0.8.5.post1 catalog)
+        # the release whose behaviour applies: the pinned one when it names a release
+        self.release = version_key(substitute_for or "") or version_key(b.version)
         self.api_server = launch.entry == ENTRY_VLLM_API_SERVER
         self.positional: list[Word] = []
         self.model_broken = False
         self.configs: list[tuple[Word, Span]] = []
         self.greedy: tuple[str, Word] | None = None  # last nargs='+' option and its last word
+
+    def before(self, release: str) -> bool:
+        """Whether the launch's release is older than ``release``."""
+        return self.release < version_key(release)
+
+    def entry_point(self, assumed: bool) -> None:
+        """MG008 for the api_server module where it is a deprecated shim.  ``assumed``: no
+        image tag, pip pin or target-version states the release (the default is judged)."""
+        if not self.api_server or self.before(FIRST_DEPRECATED_API_SERVER):
+            return
+        module = next((w for w in self.launch.prefix_args if w.text.endswith("api_server")),
+                      self.launch.program)
+        which = (f"assuming vLLM {self.name}, as nothing pins the release" if assumed
+                 else f"vLLM {self.name}")
+        self.b.report(
+            "MG008", Severity.WARNING,
+            f"python -m vllm.entrypoints.openai.api_server is deprecated from vLLM "
+            f"{FIRST_DEPRECATED_API_SERVER} ({which}: it warns that the module may be removed)",
+            module.span, hint="run `vllm serve MODEL [options]` instead, or pin the release "
+                              "(image tag, pip pin, --target-version)" if assumed else
+                              "run `vllm serve MODEL [options]` instead",
+        )
 
     # ---------------------------------------------------------------- walking argv
     def walk(self) -> None:
@@ -189,6 +219,16 @@ class _Walker:
             nxt = self.words[i + 1] if i + 1 < len(self.words) else None
             if nxt is not None and nxt.text in ("0", "1", "2", "3"):
                 self._set_value(spec, "-O", word.span, nxt, 0, len(nxt.text), False, ())
+                return i + 2
+            if nxt is not None and nxt.text.lstrip().startswith("{"):
+                # up to 0.11 `-O` was the short form of --compilation-config
+                self.b.report(
+                    "MG006", Severity.ERROR,
+                    f"-O takes an optimization level (0-3) in vLLM {self.name}: since 0.12 "
+                    "it is no longer the short form of --compilation-config",
+                    nxt.span, hint=f"write -cc {nxt.text} (or --compilation-config)",
+                )
+                self._unknown(spec, "-O", word.span, value_span=nxt.span, raw=nxt.text)
                 return i + 2
             self.b.report("MG005", Severity.ERROR, "-O needs a level: -O0 … -O3 (or -O 3)",
                           word.span)
@@ -351,21 +391,20 @@ class _Walker:
         if word.unresolved:
             return i + 1
         retired = self.catalog.retired_by_spelling.get(spelling)
-        if retired is not None and self.substitute_for is not None and _known_in(
-                retired, self.substitute_for):
-            # the pinned release accepts it (its value, if any, is not checked)
-            return self._skip_values(i + 1)
         severity = Severity.WARNING if self.substitute_for else Severity.ERROR
         assumed = (f" (checked against vLLM {self.b.version}'s flags: vLLM "
                    f"{self.substitute_for} may accept it)" if self.substitute_for else "")
         hint: str | None
+        version = self.name
         if retired is not None and retired.last is not None:
-            message = (f"{written} was removed from vLLM (last accepted by {retired.last}); "
-                       f"vLLM {self.b.version} rejects it{assumed}")
+            again = (f" (and accepted again from {retired.since})"
+                     if retired.since is not None else "")
+            message = (f"{written} was removed after vLLM {retired.last}{again}: vLLM "
+                       f"{version} rejects it{assumed}")
             hint = retired.hint
         elif retired is not None:
-            message = (f"{written} is not a vLLM {self.b.version} flag (it first appears in "
-                       f"{retired.since}){assumed}")
+            message = (f"{written} is not a vLLM {version} flag: it was added later (vLLM "
+                       f"{retired.since} accepts it){assumed}")
             hint = f"pin vLLM {retired.since} or later to use it"
         else:
             suggestion = self.catalog.suggest(spelling)
@@ -570,6 +609,13 @@ class _Walker:
             return self._api_server_model(flag_model + config_model)
         if self.model_broken:
             return ModelRef(value=None, span=None, origin="positional", known=False)
+        if not self.positional and self._serve_rejects_model(flag_model, config_model):
+            occs = flag_model or config_model
+            if occs:
+                occ = occs[-1]
+                return ModelRef(value=occ.value if occ.known else None, span=occ.value_span,
+                                origin=occ.spelling, known=occ.known)
+            return ModelRef(value=None, span=None, origin="positional", known=False)
         if self.positional:
             word = self.positional[0]
             if flag_model:
@@ -596,10 +642,45 @@ class _Walker:
         self._no_model()
         return ModelRef(value=self._default_model(), span=None, origin="default", known=False)
 
+    def _serve_rejects_model(self, flag_model: list[OptionValue],
+                             config_model: list[OptionValue]) -> bool:
+        """MG016 where `vllm serve` without a positional model fails in this release: the model
+        is required up to 0.7, and --model is rejected up to 0.10 (True when reported)."""
+        version = self.name
+        hint = "write the model first: `vllm serve MODEL …`"
+        if self.before(FIRST_OPTIONAL_MODEL_RELEASE):
+            default = self._default_model()
+            given = [o for o in flag_model + config_model if not (o.known and o.value == default)]
+            for occ in given:
+                self.b.report(
+                    "MG016", Severity.ERROR,
+                    f"vLLM {version} takes the model only as the positional argument of vllm "
+                    f"serve: with {occ.spelling} it fails (ValueError: \"{MODEL_MESSAGE}\")",
+                    occ.span, hint=hint,
+                )
+            if not given:
+                self.b.report(
+                    "MG016", Severity.ERROR,
+                    f"no model given: vllm serve in vLLM {version} requires the model as its "
+                    "first argument (\"the following arguments are required: model_tag\")",
+                    self.launch.program.span, hint=hint,
+                )
+            return True
+        if not self.before(FIRST_MODEL_REWRITE_RELEASE):
+            return False
+        words = [w for w in self.words if w.text == "--model"]
+        for word in words:
+            self.b.report(
+                "MG016", Severity.ERROR,
+                f"vLLM {version} rejects the --model option with vllm serve (ValueError: "
+                f"\"{PARSER_MODEL_MESSAGE}\"); only `--model=M` slips through",
+                word.span, hint=hint,
+            )
+        return bool(words)
+
     def _api_server_model(self, flag_model: list[OptionValue]) -> ModelRef:
         for word in self.positional:
-            rejects = version_key(self.substitute_for or self.b.version) < version_key(
-                FIRST_IGNORING_RELEASE)
+            rejects = self.before(FIRST_IGNORING_RELEASE)
             behaviour = ("rejects it (unrecognized arguments)" if rejects else
                          "ignores it and serves --model (default "
                          f"{self._default_model()})")
@@ -765,14 +846,6 @@ class _Walker:
                                    flag_span=span, value_span=span, known=False), before=True)
 
 
-def _known_in(retired: RetiredFlag, version: str) -> bool:
-    """Whether a release accepts a flag the catalogued one does not."""
-    want = version_key(version)
-    if retired.last is not None:
-        return want <= version_key(retired.last)
-    return retired.since is not None and want >= version_key(retired.since)
-
-
 def _looks_like_option(text: str) -> bool:
     """argparse's 'O' class: starts with '-', is not a negative number and has no blank."""
     if not text.startswith("-") or text == "-":
@@ -856,6 +929,11 @@ def convert(spec: OptionSpec, raw: str) -> tuple[Any, str | None]:
     if spec.nullable and raw in ("", "None"):
         return None, None
     kind = spec.type
+    if kind == "bool":
+        # vllm/utils.py StoreBoolean (0.7.3): only true/false, any case
+        if raw.lower() in ("true", "false"):
+            return raw.lower() == "true", None
+        return None, f"Invalid boolean value: {raw}. Expected 'true' or 'false'."
     try:
         if kind == "int":
             return int(raw), None

@@ -7,7 +7,7 @@ from typing import Any, List, Optional
 
 import typer
 
-from ..launch import Launch
+from ..launch import VLLM, Launch
 
 
 def launch_dict(la: Launch) -> dict[str, Any]:
@@ -23,6 +23,11 @@ def launch_dict(la: Launch) -> dict[str, Any]:
         g = ctx.gpus
         gpus = {"count": g.count, "origin": g.origin, "vendor": g.vendor,
                 "at": pos(g.span.start) if g.span else None}
+    catalog = None
+    if la.engine == VLLM:
+        from ..engines.catalog import choose_vllm_version
+
+        catalog = f"vllm {choose_vllm_version(la.version_pin.value if la.version_pin else None).version}"
     return {
         "path": src.path,
         "at": pos(la.program.span.start),
@@ -31,6 +36,7 @@ def launch_dict(la: Launch) -> dict[str, Any]:
         "program": la.program.text,
         "image_entrypoint": la.image_entrypoint,
         "version_pin": la.version_pin.value if la.version_pin else None,
+        "catalog": catalog,
         "context": {k: v for k, v in {
             "kind": ctx.kind,
             "object": f"{ctx.object_kind}/{ctx.object_name}" if ctx.object_kind else None,
@@ -54,8 +60,9 @@ def render_text(launches: list[Launch]) -> str:
         out.append(head)
         ctx = d["context"]
         out.append("  where: " + ", ".join(f"{k}={v}" for k, v in ctx.items()))
-        if d["version_pin"]:
-            out.append(f"  version: {d['version_pin']}")
+        if d["catalog"]:
+            pin = f"pinned {d['version_pin']}" if d["version_pin"] else "no pin: the default"
+            out.append(f"  flags: {d['catalog']} catalog ({pin})")
         g = d["gpus"]
         if g:
             out.append(f"  gpus: {g['count'] if g['count'] is not None else 'all/unknown'} "

@@ -43,8 +43,27 @@ def _loader() -> _Loader:
     if _LOADER is None:
         try:
             from ruamel.yaml.cyaml import CBaseLoader
+            from ruamel.yaml.nodes import ScalarNode, SequenceNode
 
-            _LOADER = _Loader(CBaseLoader, True)
+            class FastLoader(CBaseLoader):  # type: ignore[misc]
+                """The C composer without the resolver's per-node Python work: every tag is
+                the base default (str/seq/map), as BaseResolver would give with no implicit or
+                path resolvers registered."""
+
+                def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+                    if kind is ScalarNode:
+                        return self.DEFAULT_SCALAR_TAG
+                    if kind is SequenceNode:
+                        return self.DEFAULT_SEQUENCE_TAG
+                    return self.DEFAULT_MAPPING_TAG
+
+                def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+                    return None
+
+                def ascend_resolver(self) -> None:
+                    return None
+
+            _LOADER = _Loader(FastLoader, True)
         except ImportError:  # ruamel.yaml.clib missing: the pure composer is slower but exact
             from ruamel.yaml.loader import BaseLoader
 
@@ -52,7 +71,7 @@ def _loader() -> _Loader:
     return _LOADER
 
 
-_LEAD = re.compile(r"^[ \t?:\-]*", re.M)
+_DEEP_LEAD = re.compile(r"^[ \t?:\-]{%d}" % (MAX_DEPTH + 1), re.M)
 
 
 def nesting_depth_exceeds(text: str, limit: int = MAX_DEPTH) -> int | None:
@@ -63,8 +82,7 @@ def nesting_depth_exceeds(text: str, limit: int = MAX_DEPTH) -> int | None:
     characters.  Only then are the parser's events counted (libyaml's parser keeps explicit
     stacks and cannot crash; only its composer recurses).
     """
-    if text.count("[") + text.count("{") <= limit and all(
-            len(m.group(0)) <= limit for m in _LEAD.finditer(text)):
+    if text.count("[") + text.count("{") <= limit and _DEEP_LEAD.search(text) is None:
         return None
     loader = _loader()
     if not loader.c_composer:

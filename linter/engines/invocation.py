@@ -107,6 +107,7 @@ class Invocation(BaseModel):
     occurrences: tuple[OptionValue, ...] = ()
 
     _index: dict[str, tuple[OptionValue, ...]] = PrivateAttr(default_factory=dict)
+    _settings: dict[str, Setting] = PrivateAttr(default_factory=dict)  # computed once per key
 
     def model_post_init(self, context: Any, /) -> None:
         index: dict[str, list[OptionValue]] = {}
@@ -124,6 +125,14 @@ class Invocation(BaseModel):
 
     def setting(self, key: str) -> Setting:
         """The effective value of an option (see the typed properties below)."""
+        # the private dict directly: pydantic's attribute hook is slow on hot paths
+        cache = self.__pydantic_private__["_settings"]  # type: ignore[index]
+        cached = cache.get(key)
+        if cached is None:
+            cached = cache[key] = self._compute(key)
+        return cached
+
+    def _compute(self, key: str) -> Setting:
         occs = self._index.get(key, ())
         spec = self.catalog.by_key.get(key)
         if not occs:

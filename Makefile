@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test bench clean
+.PHONY: run test bench bench-check clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,10 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
+
+# quick benchmark; fails only on a gross regression against bench/baseline.json (ratios, not times)
+bench-check: $(STAMP)
+	$(BIN)/python bench/check_regression.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

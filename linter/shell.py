@@ -49,7 +49,8 @@ def _lexer():  # type: ignore[no-untyped-def]
     from lark import Lark
 
     grammar = resources.files("mgpu_lint.grammars").joinpath("shell.lark").read_text()
-    return Lark(grammar, parser="lalr", lexer="basic")
+    # cache=True keeps the built grammar in the temp directory between processes (lark 1.x)
+    return Lark(grammar, parser="lalr", lexer="basic", cache=True)
 
 
 def _tokens(text: str) -> Iterator[tuple[str, str, int]]:

@@ -288,7 +288,7 @@ def _options_parser() -> Lark:
     from lark import Lark
 
     grammar = resources.files("mgpu_lint.grammars").joinpath("options.lark").read_text("utf-8")
-    return Lark(grammar, parser="lalr", lexer="contextual")
+    return Lark(grammar, parser="lalr", lexer="contextual", cache=True)
 
 
 NEGATIVE_NUMBER = "negnum"

@@ -305,3 +305,89 @@ def test_data_files_cite_no_reference_prose() -> None:
         text = (folder / name).read_text("utf-8")
         longest = max((len(s) for s in re.findall(r'"((?:[^"\\]|\\.)*)"', text)), default=0)
         assert longest < 400, name
+
+
+# --------------------------------------------------------------------------- added checkpoints
+# (layers, hidden, intermediate, heads, kv_heads, head_dim, vocab, max_positions, params), each
+# from the config.json copies and MaxText configs cited in the entry's source list; params are
+# computed from those shapes (embeddings tied where the config says so, Qwen2 q/k/v biases).
+ADDED_MODELS = {
+    "meta-llama/Llama-3.2-1B-Instruct": (16, 2048, 8192, 32, 8, 64, 128256, 131072, 1235814400),
+    "meta-llama/Llama-3.2-3B-Instruct": (28, 3072, 8192, 24, 8, 128, 128256, 131072, 3212749824),
+    "Qwen/Qwen2.5-0.5B-Instruct": (24, 896, 4864, 14, 2, 64, 151936, 32768, 494032768),
+    "Qwen/Qwen2.5-1.5B-Instruct": (28, 1536, 8960, 12, 2, 128, 151936, 32768, 1543714304),
+    "Qwen/Qwen2.5-3B-Instruct": (36, 2048, 11008, 16, 2, 128, 151936, 32768, 3085938688),
+    "Qwen/Qwen2.5-14B-Instruct": (48, 5120, 13824, 40, 8, 128, 152064, 32768, 14770033664),
+    "google/gemma-7b-it": (28, 3072, 24576, 16, 16, 256, 256000, 8192, 8537680896),
+    "google/gemma-2-2b-it": (26, 2304, 9216, 8, 4, 256, 256000, 8192, 2614341888),
+    "google/gemma-2-9b-it": (42, 3584, 14336, 16, 8, 256, 256000, 8192, 9241705984),
+    "google/gemma-2-27b-it": (46, 4608, 36864, 32, 16, 128, 256000, 8192, 27227128320),
+    "mistralai/Mistral-Nemo-Instruct-2407": (40, 5120, 14336, 32, 8, 128, 131072, 1024000,
+                                             12247782400),
+    "mistralai/Mistral-Small-24B-Instruct-2501": (40, 5120, 32768, 32, 8, 128, 131072, 32768,
+                                                  23572403200),
+    "microsoft/phi-4": (40, 5120, 17920, 40, 10, 128, 100352, 16384, 14659507200),
+}
+
+
+@pytest.mark.parametrize("model", sorted(ADDED_MODELS))
+def test_added_models_match_their_configs(model: str) -> None:
+    s = k.resolve_model(model).shape
+    assert s.id == model and s.source
+    layers, hidden, inter, heads, kv, head_dim, vocab, positions, params = ADDED_MODELS[model]
+    assert (s.layers, s.hidden, s.intermediate, s.heads, s.kv_heads, s.head_dim, s.vocab,
+            s.max_positions) == (layers, hidden, inter, heads, kv, head_dim, vocab, positions)
+    assert s.params == params and s.dtype == "bfloat16" and s.weight_bits == 16
+    assert not s.is_moe and not s.is_mla
+
+
+def test_added_model_details() -> None:
+    from mgpu_lint.sizing.memory import kv_bytes_per_token
+
+    # Gemma 2 alternates local (4096-token window) and global layers: half the layers slide
+    for name, half in (("google/gemma-2-2b-it", 13), ("google/gemma-2-9b-it", 21),
+                       ("google/gemma-2-27b-it", 23)):
+        s = k.resolve_model(name).shape
+        assert (s.sliding_window, s.sliding_layers) == (4096, half)
+    gemma2 = k.resolve_model("google/gemma-2-27b-it").shape
+    assert kv_bytes_per_token(gemma2) == 23 * 2 * 16 * 128 * 2  # global layers only
+    gemma = k.resolve_model("google/gemma-7b-it").shape
+    assert gemma.sliding_layers == 0 and kv_bytes_per_token(gemma) == 28 * 2 * 16 * 256 * 2
+    for name in ("meta-llama/Llama-3.2-1B-Instruct", "meta-llama/Llama-3.2-3B-Instruct"):
+        rope = k.resolve_model(name).shape.rope_scaling
+        assert rope is not None and (rope.type, rope.factor, rope.original_max_positions) == \
+            ("llama3", 32.0, 8192)
+    phi = k.resolve_model("microsoft/phi-4").shape  # SPEC's MG102 example: 10 KV heads at tp 4
+    assert phi.heads % 4 == 0 and phi.kv_heads % 4 != 0 and 4 % phi.kv_heads != 0
+
+
+@pytest.mark.parametrize(("ref", "model"), [
+    ("google/gemma-7b-it", "google/gemma-7b-it"),
+    ("google/gemma-2-27b-it", "google/gemma-2-27b-it"),
+    ("Qwen/Qwen2.5-1.5B-Instruct", "Qwen/Qwen2.5-1.5B-Instruct"),
+    ("Qwen/Qwen2.5-Coder-7B-Instruct", "Qwen/Qwen2.5-7B-Instruct"),
+    ("Qwen/Qwen2.5-Coder-1.5B-Instruct", "Qwen/Qwen2.5-1.5B-Instruct"),
+    ("Qwen/Qwen2.5-Coder-3B-Instruct", "Qwen/Qwen2.5-3B-Instruct"),
+    ("Qwen/Qwen2.5-Coder-14B-Instruct", "Qwen/Qwen2.5-14B-Instruct"),
+    ("Qwen/Qwen2.5-Coder-32B-Instruct-AWQ", "Qwen/Qwen2.5-32B-Instruct"),
+    ("Qwen/QwQ-32B", "Qwen/Qwen2.5-32B-Instruct"),
+    ("meta-llama/Llama-3.2-1B-Instruct", "meta-llama/Llama-3.2-1B-Instruct"),
+    ("unsloth/Llama-3.2-3B-Instruct-bnb-4bit", "meta-llama/Llama-3.2-3B-Instruct"),
+    ("deepseek-ai/DeepSeek-V3-0324", "deepseek-ai/DeepSeek-V3"),
+    ("deepseek-ai/DeepSeek-V3.1", "deepseek-ai/DeepSeek-V3"),
+    ("microsoft/phi-4", "microsoft/phi-4"),
+    ("mistralai/Mistral-Nemo-Instruct-2407", "mistralai/Mistral-Nemo-Instruct-2407"),
+    ("bartowski/Mistral-Nemo-Instruct-2407-GGUF:Q4_K_M", "mistralai/Mistral-Nemo-Instruct-2407"),
+    ("mistralai/Mistral-Small-24B-Instruct-2501", "mistralai/Mistral-Small-24B-Instruct-2501"),
+])
+def test_resolve_added_models(ref: str, model: str) -> None:
+    match = k.resolve_model(ref)
+    assert match is not None and match.shape.id == model
+
+
+def test_aliases_share_the_shape_and_count() -> None:
+    # aliases only where the parameter count is identical (same config shape)
+    for alias, base in (("Qwen/Qwen2.5-Coder-7B-Instruct", 7615616512),
+                        ("Qwen/QwQ-32B", 32763876352),
+                        ("deepseek-ai/DeepSeek-V3.1", 671026419200)):
+        assert k.resolve_model(alias).shape.params == base

@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+import posixpath
+import re
+from collections.abc import Iterator
 
 from mgpu_lint.deployment import Deployment
 from mgpu_lint.findings import Finding, Related, Severity
-from mgpu_lint.launch import RPC_SERVER
+from mgpu_lint.launch import LLAMA_SERVER, RPC_SERVER, VLLM
+from mgpu_lint.sizing.display import fixed
+from mgpu_lint.sizing.memory import weights_bytes
+from mgpu_lint.sizing.operations import (
+    HUB_DOWNLOAD_BYTES_PER_S,
+    LOAD_SOURCES,
+    START_SECONDS,
+    WARMUP_SECONDS,
+    example_cold_start,
+    load_time,
+)
 
 from .registry import Rule, rule
 
@@ -107,8 +119,6 @@ def hpa_on_gpu_utilization(d: Deployment) -> Iterator[Finding]:
             )
 
 
-
-
 SHM_MIN_BYTES = 1 << 30  # DECISIONS: "large" means at least 1 GiB (or no size limit)
 
 
@@ -160,4 +170,180 @@ def missing_shm(d: Deployment) -> Iterator[Finding]:
     )
 
 
-RULES: list[Rule] = [missing_shm, missing_readiness_probe, hpa_on_gpu_utilization]
+# A Hugging Face repository id: `org/name` (vLLM treats a model that is not an existing path as
+# one; llama-server downloads with -hf).
+HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+(:[\w.-]+)?")
+# Volumes that die with the pod: not a cache (DECISIONS "Thresholds": a cache is a PVC, hostPath
+# or a path baked into the image, not an emptyDir).
+EPHEMERAL_VOLUMES = frozenset({"emptyDir", "emptyDir:Memory", "configMap", "secret",
+                               "downwardAPI", "projected", "ephemeral"})
+OFFLINE_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+TRUE_VALUES = frozenset({"1", "true", "yes", "on"})
+# Where the download lands: the first variable set wins (huggingface_hub for vLLM;
+# common/hf-cache.cpp get_cache_directory for llama.cpp 3f545bec, which reads LLAMA_CACHE first).
+# Each entry: variable, path below its value.
+CACHE_ENV = (("HF_HUB_CACHE", ""), ("HUGGINGFACE_HUB_CACHE", ""), ("HF_HOME", "hub"),
+             ("XDG_CACHE_HOME", "huggingface/hub"))
+DEFAULT_HOME = "/root"  # the vLLM and llama.cpp server images run as root
+DEFAULT_CACHE = "the default cache"
+
+
+def _cache_dir(d: Deployment) -> tuple[str, str] | None:
+    """Where the engine stores downloaded weights, and what sets it; None when a variable that
+    decides it has a value the linter cannot see."""
+    download = d.inv.setting("download_dir") if d.engine == VLLM else None
+    if download is not None and download.given:
+        if not download.known or not download.value:
+            return None
+        return str(download.value), "--download-dir"
+    env = d.launch.env
+    names = (("LLAMA_CACHE", ""),) + CACHE_ENV if d.engine == LLAMA_SERVER else CACHE_ENV
+    for name, below in names:
+        var = env.get(name)
+        if var is None:
+            continue
+        if var.value is None:
+            return None
+        if var.value:
+            return posixpath.join(var.value, below) if below else var.value, name
+    home = env.get("HOME")
+    if home is not None and home.value is None:
+        return None
+    base = home.value if home is not None and home.value else DEFAULT_HOME
+    return posixpath.join(base, ".cache/huggingface/hub"), DEFAULT_CACHE
+
+
+def _covers(mount: str, path: str) -> bool:
+    m, p = mount.rstrip("/") or "/", path.rstrip("/") or "/"
+    return p == m or p.startswith(m.rstrip("/") + "/") or m.startswith(p + "/")
+
+
+def _hub_source(d: Deployment) -> str | None:
+    """"the Hugging Face Hub" / "a URL" when the launch downloads its model at start."""
+    if d.engine == LLAMA_SERVER:
+        if d.inv.setting("hf_repo").given:
+            return "the Hugging Face Hub"
+        if d.inv.setting("docker_repo").given:
+            return "Docker Hub"
+        return "a URL" if d.inv.setting("model_url").given else None
+    if d.engine != VLLM or d.model is None:
+        return None
+    ref = d.model.ref
+    if not HUB_ID.fullmatch(ref) or any(_covers(m, ref) for m in d.context.volumes
+                                        if ref.startswith("/")):
+        return None
+    return "the Hugging Face Hub"
+
+
+def _short(x: float) -> str:
+    """A number with up to 3 decimals, trailing zeros dropped (0.125, 1, 70.6)."""
+    return fixed(x, 3).rstrip("0").rstrip(".")
+
+
+@rule("MG703", "cold-start-download", Severity.INFO,
+      "the model is downloaded at every start: no cache volume")
+def cold_start_download(d: Deployment) -> Iterator[Finding]:
+    """
+    What it does: finds Kubernetes containers whose engine pulls its model from a hub at start
+    (a Hugging Face repository id for vLLM; `-hf`, `-dr` or `-mu` for llama-server) while no
+    persistent volume (PVC, hostPath, NFS …) holds the download cache (`--download-dir`,
+    `HF_HUB_CACHE`, `HF_HOME`, `LLAMA_CACHE`, else ~/.cache/huggingface/hub). An emptyDir is
+    not a cache: it dies with the pod.
+
+    Why is this bad? (lesson, Example 17) Every new pod — each scale-out, reschedule and
+    rolling update — downloads the weights again before it can serve. Cold start is start-up
+    plus load plus warm-up: with an assumed 20 s start and 40 s warm-up, a 70.6 GB model takes
+    564.8 s to download at 1 Gb/s (624.8 s in all) against 23.5 s from a local NVMe drive. While
+    a replica starts, requests pile up: (arrival − served) × cold start, 1,800 requests for a
+    600 s cold start and 3 extra requests per second.
+
+    Use instead: mount a PersistentVolumeClaim (or a hostPath on nodes that keep the weights)
+    at the cache directory, or bake the weights into the image or a volume and serve a path.
+    """
+    if d.context.kind != "k8s" or d.engine not in (VLLM, LLAMA_SERVER):
+        return
+    if d.model is None or d.model.shape is None:
+        return
+    source = _hub_source(d)
+    if source is None:
+        return
+    env = d.launch.env
+    if any(env[n].value is None or env[n].value.lower() in TRUE_VALUES
+           for n in OFFLINE_ENV if n in env):
+        return  # offline mode: the weights must already be in the image or a volume
+    if d.engine == VLLM and "VLLM_USE_MODELSCOPE" in env:
+        return
+    cache = _cache_dir(d)
+    if cache is None:
+        return
+    path, origin = cache
+    ephemeral: str | None = None
+    for mount, kind in d.context.volumes.items():
+        if _covers(mount, path):
+            if kind.value not in EPHEMERAL_VOLUMES:
+                return
+            ephemeral = f"the {kind.value} volume at {mount}"
+    size = weights_bytes(d.model.shape.params, d.model.weights.bits)
+    hub = example_cold_start(size, HUB_DOWNLOAD_BYTES_PER_S)
+    math = [(f"weights: {_short(d.model.shape.params / 1e9)}e9 parameters × "
+            f"{fixed(d.model.weights.bits, 1)} bits / 8 = {fixed(size / 1e9, 1)} GB")]
+    for name, rate in (LOAD_SOURCES[0], LOAD_SOURCES[2]):
+        load = load_time(size, rate)
+        math.append(f"{name}: {fixed(size / 1e9, 1)} GB / {_short(rate / 1e9)} GB/s = "
+                    f"{fixed(load, 1)} s load, {fixed(START_SECONDS, 0)} + {fixed(load, 1)} + "
+                    f"{fixed(WARMUP_SECONDS, 0)} = {fixed(example_cold_start(size, rate), 1)} s "
+                    "cold start")
+    math.append(f"start {fixed(START_SECONDS, 0)} s and warm-up {fixed(WARMUP_SECONDS, 0)} s "
+                "and the rates are the lesson's assumptions (Example 17): measure your own")
+    where = f"{ephemeral} dies with the pod" if ephemeral else \
+        f"no persistent volume holds its cache {path}" + (
+            f", set by {origin}" if origin != DEFAULT_CACHE else "")
+    related = tuple(Related(d.source, kind.span, f"{kind.value} volume")
+                    for mount, kind in d.context.volumes.items()
+                    if _covers(mount, path) and kind.span is not None)
+    yield Finding(
+        "MG703", Severity.INFO,
+        f"`{d.model.ref}` is downloaded from {source} at every pod start ({where}): about "
+        f"{fixed(hub, 0)} s of cold start for {fixed(size / 1e9, 1)} GB at 1 Gb/s",
+        d.source, d.model.span or d.program_span,
+        hint=f"mount a PersistentVolumeClaim at {path}, or serve the weights from a path baked "
+             "into the image or a volume",
+        math=tuple(math), related=related,
+        data={"bytes": size, "cold_start_s": hub, "cache_dir": path},
+    )
+
+
+@rule("MG705", "warmup-disabled", Severity.INFO,
+      "`--no-warmup`: the first requests pay the warm-up")
+def warmup_disabled(d: Deployment) -> Iterator[Finding]:
+    """
+    What it does: finds llama-server launches with `--no-warmup`.
+
+    Why is this bad? (lesson, Example 17) llama-server warms up "with an empty run" before it
+    reports ready (tools/server README: `--warmup, --no-warmup`, default enabled): weights are
+    paged in and kernels and buffers are set up. Without it the server answers /health sooner,
+    and the first real requests — possibly sent by a readiness-gated load balancer — pay that
+    cost instead.
+
+    vLLM has no such flag: it always profiles memory and captures CUDA graphs at start
+    (`--enforce-eager` skips the graphs, which makes every step slower, not the first one).
+
+    Use instead: keep the warm-up (drop `--no-warmup`) for serving; use it only in tests.
+    """
+    if d.engine != LLAMA_SERVER:
+        return
+    warmup = d.inv.warmup
+    if not warmup.given or not warmup.known or warmup.value is not False:
+        return
+    spelling = warmup.winner.spelling if warmup.winner is not None else "--no-warmup"
+    yield Finding(
+        "MG705", Severity.INFO,
+        f"{spelling}: llama-server skips its warm-up run, so the first requests pay it "
+        "(weights paged in, buffers and kernels set up) after the server already reports ready",
+        d.source, warmup.flag_span or d.program_span,
+        hint="remove --no-warmup for serving deployments",
+    )
+
+
+RULES: list[Rule] = [missing_shm, missing_readiness_probe, cold_start_download,
+                     hpa_on_gpu_utilization, warmup_disabled]

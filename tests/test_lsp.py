@@ -155,7 +155,7 @@ def test_yaml_diagnostics_with_utf16_columns(client: Client, tmp_path: Path) -> 
     published = client.open(uri, DEPLOYMENT, "yaml")
     assert published["version"] == 1
     by_code = {d["code"]: d for d in published["diagnostics"]}
-    assert set(by_code) == {"MG004", "MG702"}
+    assert set(by_code) == {"MG004", "MG702", "MG703"}
     flag = by_code["MG004"]
     line = DEPLOYMENT.splitlines()[10]
     start = utf16(line, '"--tensor-paralel-size"') + 1
@@ -200,7 +200,7 @@ def test_kind_by_content_language_and_unknown(client: Client, tmp_path: Path) ->
         "MG003"]
     untitled = "untitled:Untitled-1"  # an unsaved buffer: the editor's language id tells
     codes = {d["code"] for d in client.open(untitled, DEPLOYMENT, "yaml")["diagnostics"]}
-    assert codes == {"MG004", "MG702"}
+    assert codes == {"MG004", "MG702", "MG703"}
     notes = (tmp_path / "notes.txt").as_uri()
     assert client.open(notes, 'vllm serve "x\n', "plaintext")["diagnostics"] == []
     empty = (tmp_path / "empty.yaml").as_uri()
@@ -216,7 +216,7 @@ def test_suppression_and_configuration_apply(client: Client, tmp_path: Path) -> 
     assert error["message"].startswith("configuration error: ") and "mgpu-lint.toml" in (
         error["message"])
     assert error["severity"] == 1
-    config.write_text('ignore = ["MG702"]\n')
+    config.write_text('ignore = ["MG702", "MG703"]\n')
     client.notify("textDocument/didSave", {"textDocument": {"uri": config.as_uri()}})
     assert client.diagnostics(uri)["diagnostics"] == []
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 
@@ -86,3 +87,49 @@ def simulate_ring_all_reduce(values: list[list[int]]) -> RingAllReduce:
                 v[to][i] = before[d][i]
             sent[d] += chunk
     return RingAllReduce(owned, tuple(tuple(row) for row in v), tuple(sent))
+
+
+# ----------------------------------------------------------------------------- link comparison
+
+# The lesson's reference NVLink (H100 SXM): 900 GB/s total, 450 GB/s per direction (Ex. 5).
+REFERENCE_NVLINK_BYTES_PER_S = 450e9
+# MG201 is a warning when the PCIe all-reduce time of a decode step at batch 64 exceeds this
+# share of the per-GPU weight-read time (DECISIONS "Thresholds"; Ex. 5 compares the two).
+PCIE_WARN_SHARE = 0.25
+DECODE_BATCH = 64  # Ex. 5's busy decode step
+PREFILL_TOKENS = 4096  # Ex. 5's prefill
+# Ex. 5's assumed fixed cost of one ring step (a placeholder: it depends on GPUs, link, library)
+RING_STEP_SECONDS = (1e-6, 5e-6)
+
+
+@dataclass(frozen=True)
+class AllReduceCost:
+    """The all-reduce traffic of one forward pass at tensor parallel ``n`` (Ex. 5's table row)."""
+
+    tokens: int
+    size_bytes: float  # one all-reduce: tokens × hidden × 2 bytes
+    traffic_bytes: float  # sent by each GPU over the whole pass
+
+    def time_on(self, bytes_per_s: float) -> float:
+        """Seconds to send the pass's traffic over a link of this per-direction bandwidth."""
+        return transfer_time(self.traffic_bytes, bytes_per_s)
+
+
+def layers_per_stage(layers: int, pp: int) -> int:
+    """Layers of the largest pipeline stage: ceil(layers / pp); its all-reduces set the step."""
+    return math.ceil(layers / pp)
+
+
+def all_reduce_cost(tokens: int, hidden: int, layers: int, n: int,
+                    bytes_per_value: float = 2.0) -> AllReduceCost:
+    """Ex. 5: one all-reduce is tokens × hidden values; each GPU sends 2(n−1)/n of it, 2 × layers
+    times per pass (70B at tp 8, decode batch 64: 1.049 MB, 293.6 MB per GPU)."""
+    return AllReduceCost(tokens, all_reduce_bytes(tokens, hidden, bytes_per_value),
+                         all_reduce_traffic_per_forward(tokens, hidden, layers, n,
+                                                        bytes_per_value))
+
+
+def all_reduce_exceeds(all_reduce_s: float, weight_read_s: float,
+                       share: float = PCIE_WARN_SHARE) -> bool:
+    """True when the all-reduce time is above ``share`` of the weight-read time of the step."""
+    return all_reduce_s > share * weight_read_s

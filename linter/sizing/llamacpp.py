@@ -17,14 +17,20 @@ def f32(x: float) -> float:
     return struct.unpack("f", struct.pack("f", x))[0]
 
 
-def split_points(proportions: list[float]) -> list[float]:
-    """Normalised running sums of the proportions (``-ts 3,1`` → 0.75, 1.0), in float32."""
+def running_sums(proportions: list[float]) -> list[float]:
+    """Running sums of the proportions in float32 (``-ts 3,1`` → 3, 4), before normalising."""
     total = f32(0.0)
     sums = []
     for p in proportions:
         total = f32(total + f32(p))
         sums.append(total)
-    return [f32(s / total) for s in sums]
+    return sums
+
+
+def split_points(proportions: list[float]) -> list[float]:
+    """Normalised running sums of the proportions (``-ts 3,1`` → 0.75, 1.0), in float32."""
+    sums = running_sums(proportions)
+    return [f32(s / sums[-1]) for s in sums]
 
 
 def gpu_layer_range(n_layer: int, n_gpu_layers: int | None) -> tuple[int, int]:
@@ -111,3 +117,15 @@ def describe_layer_split(split: LayerSplit) -> str:
         if d.layers:
             parts.append(f"{d.name} layers {d.layers.first}-{d.layers.last} ({d.count})")
     return ", ".join(parts) + f", output on {split.output_on}"
+
+
+def effective_proportions(tensor_split: list[float], n_devices: int) -> list[float]:
+    """The ``-ts`` values llama.cpp uses: the first n_devices entries, missing ones 0
+    (src/llama-model.cpp load_tensors reads tensor_split[0..n_devices), llama.cpp 3f545bec)."""
+    return (list(tensor_split) + [0.0] * n_devices)[:n_devices]
+
+
+def device_names(rpc_devices: int, local_gpus: int, backend: str = "CUDA") -> list[str]:
+    """llama.cpp's device order without ``-dev``: RPC devices first ("add RPC servers at the
+    front of the list to minimize network transfers", src/llama.cpp), then the local GPUs."""
+    return [f"RPC{i}" for i in range(rpc_devices)] + [f"{backend}{i}" for i in range(local_gpus)]

@@ -299,9 +299,17 @@ def test_version_not_catalogued() -> None:
     assert unknown.severity.value == "warning" and "0.10.1 may accept it" in unknown.message
     note = next(f for f in findings if f.code == "MG015")
     assert "the catalogued release of the 0.10 line" in note.message
+    # unpinned: a flag another release accepts is a warning that names the assumption
     _, findings = parse("vllm serve org/m --swap-space 4")
-    assert codes(findings) == ["MG004"] and findings[0].severity.value == "error"
+    assert codes(findings) == ["MG004"] and findings[0].severity.value == "warning"
+    assert "assuming vLLM 0.30.0" in findings[0].message
     assert "--kv-offloading-size" in (findings[0].hint or "")
+    # pinned to a release without it: an error
+    _, findings = parse("vllm serve org/m --swap-space 4", version_pin="0.30.0")
+    assert codes(findings) == ["MG004"] and findings[0].severity.value == "error"
+    # a flag no release ever had stays an error
+    _, findings = parse("vllm serve org/m --swap-spaces 4")
+    assert codes(findings) == ["MG004"] and findings[0].severity.value == "error"
 
 
 def test_config_file(tmp_path: Path) -> None:

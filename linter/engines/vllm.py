@@ -103,7 +103,9 @@ def parse_vllm(launch: Launch, version: str | None) -> tuple[Invocation, list[Fi
     walker = _Walker(launch, b, catalog, requested if choice.note is not None else None,
                      requested if choice.note is None and requested and version_key(requested)
                      else choice.version)
-    walker.entry_point(assumed=requested is None)
+    # nothing pins the release: verdicts that would flip under another release are warnings
+    walker.release_assumed = requested is None
+    walker.entry_point()
     walker.walk()
     model = walker.finish_model()
     b.duplicates(b.before + b.argv, describe=_describe)
@@ -138,6 +140,7 @@ class _Walker:
         self.api_server = launch.entry == ENTRY_VLLM_API_SERVER
         self.positional: list[Word] = []
         self.model_broken = False
+        self.release_assumed = False  # no image tag, pip pin or target-version states it
         self.configs: list[tuple[Word, Span]] = []
         self.greedy: tuple[str, Word] | None = None  # last nargs='+' option and its last word
 
@@ -145,9 +148,9 @@ class _Walker:
         """Whether the launch's release is older than ``release``."""
         return self.release < version_key(release)
 
-    def entry_point(self, assumed: bool) -> None:
-        """MG008 for the api_server module where it is a deprecated shim.  ``assumed``: no
-        image tag, pip pin or target-version states the release (the default is judged)."""
+    def entry_point(self) -> None:
+        """MG008 for the api_server module where it is a deprecated shim."""
+        assumed = self.release_assumed
         if not self.api_server or self.before(FIRST_DEPRECATED_API_SERVER):
             return
         module = next((w for w in self.launch.prefix_args if w.text.endswith("api_server")),
@@ -394,6 +397,12 @@ class _Walker:
         severity = Severity.WARNING if self.substitute_for else Severity.ERROR
         assumed = (f" (checked against vLLM {self.b.version}'s flags: vLLM "
                    f"{self.substitute_for} may accept it)" if self.substitute_for else "")
+        if retired is not None and self.release_assumed:
+            # another release accepts it, and nothing says which release runs (DECISIONS:
+            # a verdict resting on an unknown engine version is at most a warning)
+            severity = Severity.WARNING
+            assumed = (f" (assuming vLLM {self.name}, as nothing pins the release: pin the "
+                       "image tag or `pip install vllm==X` to check it exactly)")
         hint: str | None
         version = self.name
         if retired is not None and retired.last is not None:

@@ -8,7 +8,7 @@ else: they never parse, never read files, never print.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, TypeVar
 
 from .launch import Context, HpaInfo, Launch, Located, ServiceInfo
 from .source import SourceFile, Span
@@ -17,6 +17,9 @@ if TYPE_CHECKING:
     from .config import Settings
     from .engines import Invocation
     from .resolve import GpuFacts, Layout, ModelFacts
+
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,14 @@ class Deployment:
     services: tuple[ServiceInfo, ...] = ()  # Services whose selector matches the pod
     hpas: tuple[HpaInfo, ...] = ()  # HPAs whose target is the launch's object
     peers: tuple[Launch, ...] = ()  # other launches of the same file
+
+    def derived(self, key: str, compute: Callable[["Deployment"], T]) -> T:
+        """A fact derived from this deployment, computed once and shared by the rules that
+        read it (a rule family's budget, for example)."""
+        memo = self.__dict__.setdefault("_derived", {})
+        if key not in memo:
+            memo[key] = compute(self)
+        return memo[key]  # type: ignore[no-any-return]
 
     @property
     def source(self) -> SourceFile:

@@ -170,7 +170,12 @@ def _lora_reservation(d: Deployment, shape: ModelShape, pp: int) -> tuple[float,
 
 
 def _vllm_budget(d: Deployment) -> _Budget | None:
-    """The per-GPU budget, or None when a fact it needs is missing, broken or unresolved."""
+    """The per-GPU budget, or None when a fact it needs is missing, broken or unresolved.
+    Computed once per launch and shared by the memory rules."""
+    return d.derived("memory.vllm_budget", _compute_vllm_budget)
+
+
+def _compute_vllm_budget(d: Deployment) -> _Budget | None:
     inv, lay, model, g = d.inv, d.layout, d.model, d.gpu
     if d.engine != VLLM or lay is None or not lay.known or model is None or model.shape is None:
         return None

@@ -133,8 +133,8 @@ class Invocation(BaseModel):
         return cached
 
     def _compute(self, key: str) -> Setting:
-        occs = self._index.get(key, ())
-        spec = self.catalog.by_key.get(key)
+        occs = self.__pydantic_private__["_index"].get(key, ())  # type: ignore[index]
+        spec = catalog_for(self.engine, self.version).by_key.get(key)
         if not occs:
             default = spec.default if spec is not None else None
             return Setting(key, default, False, True)

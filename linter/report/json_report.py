@@ -47,4 +47,6 @@ def render(findings: list[Finding], summary: dict, names: dict[str, tuple[str, s
         "findings": [finding_dict(f, names) for f in findings],
         "summary": summary,
     }
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    # compact: json's C encoder runs only without indentation (3-4x faster on large runs);
+    # `| jq` shows it indented
+    return json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n"

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from ..findings import Finding, Related, Severity
+from ..launch import LLAMA_SERVER, RPC_SERVER
 from ..source import Span, VarRef, Word
 from .catalog import FlagCatalog, OptionSpec, llama_catalog, rpc_catalog, vllm_catalog
 
@@ -254,8 +255,6 @@ def merge_dotted(occs: list[OptionValue]) -> dict[str, Any]:
 
 
 def catalog_for(engine: str, version: str) -> FlagCatalog:
-    from ..launch import LLAMA_SERVER, RPC_SERVER
-
     if engine == LLAMA_SERVER:
         return llama_catalog()
     if engine == RPC_SERVER:

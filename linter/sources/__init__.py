@@ -99,7 +99,7 @@ def extract_yaml(doc: Doc, result: FileResult) -> None:
     (MG011 instead of a YAML syntax error).
     """
     found = Found()
-    bare = _BARE_TEMPLATE.search(doc.text)
+    bare = _BARE_TEMPLATE.search(doc.text) if "{{" in doc.text else None
     if bare is not None:
         _helm_finding(doc, result, bare.start() + bare.group(0).rfind("{{"))
         return

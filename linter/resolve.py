@@ -97,6 +97,10 @@ def layout(inv: "Invocation") -> Layout | None:
     local_setting = inv.data_parallel_size_local
     if local_setting.given:
         dp_local, ok6 = _size(local_setting)
+    elif inv.data_parallel_rank.given:
+        # external load balancing: each process is one DP rank (vLLM requires
+        # --data-parallel-size-local 1 with an external rank; vllm-notes.md §5)
+        dp_local, ok6 = Size(1, False, None), True
     else:
         # single node: dp_local defaults to dp; across nodes vLLM infers it as
         # max((W / nnodes) // (pp × tp × pcp), 1) with W = dp × pp × tp × pcp

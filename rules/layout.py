@@ -416,6 +416,31 @@ def data_parallel_routing(d: Deployment) -> Iterator[Finding]:
     )
 
 
+@rule("MG109", "gpu-requests-without-limits", Severity.ERROR,
+      "GPUs requested without a limit: Kubernetes rejects the pod")
+def gpu_requests_without_limits(d: Deployment) -> Iterator[Finding]:
+    """
+    What it does: finds `nvidia.com/gpu` (or `amd.com/gpu`) in a container's `requests`
+    without the same amount in `limits`.
+
+    Why is this bad? GPUs are extended resources, which cannot be overcommitted: Kubernetes
+    requires them in `limits` (and `requests`, when given, must equal the limit). A pod with
+    GPUs only in `requests` is rejected by the API server ("Limit must be set for non
+    overcommitable resources"), so the engine never starts.
+
+    Use instead: put the GPU count in `resources.limits` (requests may be omitted).
+    """
+    req = d.context.gpu_requests_only
+    if d.context.kind != "k8s" or req is None or req.span is None:
+        return
+    yield Finding(
+        "MG109", Severity.ERROR,
+        f"{req.value} GPU(s) in resources.requests but none in resources.limits: Kubernetes "
+        "rejects the pod (GPUs cannot be overcommitted, the limit is required)",
+        d.source, req.span, hint="move the GPU count to resources.limits",
+    )
+
+
 def _physical_gpus(la: Launch) -> tuple[frozenset[str], Span | None] | None:
     """The host GPU ids a launch runs on, when the file states them (compose/docker device
     ids, CUDA_VISIBLE_DEVICES on the host or within all GPUs); None when the scheduler picks
@@ -499,4 +524,4 @@ def gpu_shared_between_launches(d: Deployment) -> Iterator[Finding]:
 RULES: list[Rule] = [gpu_count_mismatch, heads_not_divisible, kv_heads_replicated,
                      pipeline_exceeds_layers, tensor_parallel_across_nodes,
                      multi_node_inconsistent, data_parallel_routing,
-                     gpu_shared_between_launches]
+                     gpu_shared_between_launches, gpu_requests_without_limits]

@@ -5,7 +5,7 @@ import pytest
 from mgpu_lint.cli import main
 from tests.rulecheck import check_fixture, fixtures_for
 
-CODES = ["MG101", "MG102", "MG103", "MG104", "MG105", "MG106", "MG107", "MG108"]
+CODES = ["MG101", "MG102", "MG103", "MG104", "MG105", "MG106", "MG107", "MG108", "MG109"]
 
 
 @pytest.mark.parametrize("path", fixtures_for(CODES))

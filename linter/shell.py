@@ -53,27 +53,35 @@ def _lexer():  # type: ignore[no-untyped-def]
     return Lark(grammar, parser="lalr", lexer="basic", cache=True)
 
 
+@lru_cache(maxsize=1)
+def _scanner() -> re.Pattern[str]:
+    """One alternation of the grammar's terminals, in the order Lark's basic lexer tries them
+    (priority, then longest possible match, then pattern length, then name; lark/lexer.py
+    BasicLexer).  Scanning with it directly skips Lark's per-token line counting, the largest
+    cost of lexing long `sh -c` scripts; the grammar stays the single definition."""
+    terminals = sorted(_lexer().terminals, key=lambda t: (
+        -t.priority, -t.pattern.max_width, -len(t.pattern.value), t.name))
+    return re.compile("|".join(f"(?P<{t.name}>{t.pattern.to_regexp()})" for t in terminals))
+
+
 def _tokens(text: str) -> Iterator[tuple[str, str, int]]:
-    """(type, value, start) for each token; a `#` inside a word is re-lexed as a literal."""
-    lexer = _lexer()
+    """(type, value, start) for each token; a `#` inside a word is lexed as a literal."""
+    match = _scanner().match
     pos = 0
-    while pos <= len(text):
-        restart = None
-        prev_end = pos
-        prev_type = "WS"
-        for tok in lexer.lex(text[pos:]):
-            start = tok.start_pos + pos  # type: ignore[operator]
-            ttype = tok.type
-            if ttype == "COMMENT" and prev_type not in _SEPARATORS and start == prev_end:
-                yield ("HASH", "#", start)
-                restart = start + 1
-                break
-            yield (ttype, tok.value, start)
-            prev_end = start + len(tok.value)
-            prev_type = ttype
-        if restart is None:
-            return
-        pos = restart
+    n = len(text)
+    prev_type = "WS"
+    while pos < n:
+        m = match(text, pos)
+        if m is None:  # cannot happen: BAD_QUOTE/BAD_ESC/DOLLAR/HASH cover every character
+            raise ValueError(f"no shell token at offset {pos}")
+        ttype = m.lastgroup or ""
+        value = m.group()
+        if ttype == "COMMENT" and prev_type not in _SEPARATORS:
+            # `#` inside a word is a literal character; the rest is lexed again
+            ttype, value = "HASH", "#"
+        yield (ttype, value, pos)
+        prev_type = ttype
+        pos += len(value)
 
 
 _DQ_ESCAPABLE = '\\"$`'

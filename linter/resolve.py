@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from .launch import LLAMA_SERVER, VLLM, GpuRequest, Launch
+from .launch import LLAMA_SERVER, VLLM, Context, GpuRequest, Launch
 from .source import Span
 
 if TYPE_CHECKING:
@@ -76,7 +76,7 @@ class Layout:
                 if s.given]
 
 
-def _size(setting: "Setting", default: int = 1) -> tuple[Size, bool]:
+def _size(setting: Setting, default: int = 1) -> tuple[Size, bool]:
     value = setting.value
     ok = setting.known and (not setting.given or isinstance(value, int))
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -85,7 +85,7 @@ def _size(setting: "Setting", default: int = 1) -> tuple[Size, bool]:
     return Size(value, setting.given, setting.span), ok
 
 
-def layout(inv: "Invocation") -> Layout | None:
+def layout(inv: Invocation) -> Layout | None:
     """The launch's layout; None for engines without vLLM's parallel sizes."""
     if inv.engine != VLLM:
         return None
@@ -121,8 +121,8 @@ class ModelFacts:
 
     ref: str
     span: Span | None
-    shape: "ModelShape | None"
-    weights: "Precision"  # bits per stored weight and where that came from
+    shape: ModelShape | None
+    weights: Precision  # bits per stored weight and where that came from
     kv_bytes: float | None  # bytes per cached K/V value (None: unknown)
     origin: str  # "catalog", "config.json", "configuration"
 
@@ -145,7 +145,7 @@ def _local_dir(source_path: str, ref: str) -> str | None:
     return candidate
 
 
-def _gguf_shape(path: str) -> tuple["ModelShape", "Precision"] | None:
+def _gguf_shape(path: str) -> tuple[ModelShape, Precision] | None:
     """Shape and exact bits per weight from a local GGUF file's header."""
     from .catalog import gguf_header, knowledge
 
@@ -180,7 +180,7 @@ def _gguf_shape(path: str) -> tuple["ModelShape", "Precision"] | None:
                                       "GGUF header")
 
 
-def model_facts(inv: "Invocation", launch: Launch, settings: "Settings") -> ModelFacts | None:
+def model_facts(inv: Invocation, launch: Launch, settings: Settings) -> ModelFacts | None:
     """None when the launch names no usable model (unknown, unresolved, or no model at all)."""
     from .catalog import knowledge
 
@@ -223,14 +223,14 @@ def model_facts(inv: "Invocation", launch: Launch, settings: "Settings") -> Mode
 
 
 @lru_cache(maxsize=1024)
-def _builtin_model(ref: str) -> "ModelMatch | None":
+def _builtin_model(ref: str) -> ModelMatch | None:
     """Catalog look-ups repeat across files (the same model in many manifests)."""
     from .catalog import knowledge
 
     return knowledge.resolve_model(ref)
 
 
-def _str(setting: "Setting") -> str | None:
+def _str(setting: Setting) -> str | None:
     return str(setting.value) if setting.known and setting.value is not None else None
 
 
@@ -240,29 +240,90 @@ def _str(setting: "Setting") -> str | None:
 DEFAULT_GPU = {"nvidia": "h100-sxm", "amd": "mi300x"}
 
 
+VISIBLE_DEVICE_VARS = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")
+
+
+@dataclass(frozen=True, slots=True)
+class VisibleDevices:
+    """A ``CUDA_VISIBLE_DEVICES`` (or HIP/ROCR) list set inside a container that has its own GPU
+    request: it indexes the container's GPUs 0..n-1 (DECISIONS "Engine facts")."""
+
+    name: str
+    ids: tuple[str, ...]
+    span: Span | None
+    beyond: tuple[str, ...]  # indices at or past the container's GPU count
+
+    @property
+    def text(self) -> str:
+        return ",".join(self.ids)
+
+
 @dataclass(frozen=True)
 class GpuFacts:
     """The GPU type a launch runs on, how many it gets, and how sure we are.
 
     ``assumed`` is True when no file or option states the type (the configured or built-in
-    default): a verdict resting on it is at most a warning and says so.
+    default): a verdict resting on it is at most a warning and says so.  ``count`` is what the
+    process sees: the container's or process's request, narrowed by a visible-devices list set
+    inside a container (``count_origin``/``count_span`` say where that number comes from).
     """
 
-    spec: "GpuSpec | None"
+    spec: GpuSpec | None
     origin: str  # "node label nvidia.com/gpu.product", "--gpu", "configuration", "default"
     span: Span | None
     assumed: bool
-    count: int | None  # GPUs the container/process gets (None: not stated or "all")
+    count: int | None  # GPUs the process sees (None: not stated, "all", or not usable)
     request: GpuRequest | None
     per_node: int  # GPUs per node (configuration, instance type, default 8)
     per_node_stated: bool
+    count_origin: str = ""  # "nvidia.com/gpu limit", "CUDA_VISIBLE_DEVICES 0,1 of compose …"
+    count_span: Span | None = None
+    visible: VisibleDevices | None = None  # a list narrowing the container's GPUs
 
     def describe(self) -> str:
         name = self.spec.name if self.spec is not None else "unknown GPU"
         return f"{name} (assumed: no file states the GPU type)" if self.assumed else name
 
 
-def gpu_facts(launch: Launch, settings: "Settings", cli_gpu: str | None,
+def _visible(launch: Launch, request: GpuRequest | None) -> VisibleDevices | None:
+    """The visible-devices list of a launch whose container already has a GPU request (when
+    the request itself came from that variable, there is nothing to narrow)."""
+    if request is None or request.origin in VISIBLE_DEVICE_VARS:
+        return None
+    for name in VISIBLE_DEVICE_VARS:
+        var = launch.env.get(name)
+        if var is None or var.value is None:
+            continue
+        if var.value.strip() in ("", "all"):
+            return None
+        ids = tuple(x.strip() for x in var.value.split(",") if x.strip())
+        limit = request.count
+        beyond = tuple(x for x in ids if limit is not None and x.isdigit() and int(x) >= limit)
+        return VisibleDevices(name, ids, var.span, beyond)
+    return None
+
+
+def _count(request: GpuRequest | None, visible: VisibleDevices | None
+           ) -> tuple[int | None, str, Span | None]:
+    """GPUs the process sees.  CUDA stops enumerating at the first index it cannot find, so a
+    list that reaches past the container's GPUs leaves the count unknown (MG110 reports it)."""
+    if request is None:
+        return None, "", None
+    if visible is None:
+        return request.count, request.origin, request.span
+    if visible.beyond:
+        return None, "", None
+    within = f"{visible.name}={visible.text} within {request.origin}"
+    if request.count is None:
+        # all GPUs of the host (compose devices without count, --gpus all): the list picks them
+        return len(visible.ids), within, visible.span
+    if all(x.isdigit() for x in visible.ids):
+        return len(visible.ids), within, visible.span
+    # UUIDs: they name GPUs of the host, which may or may not be the container's
+    return None, "", None
+
+
+def gpu_facts(launch: Launch, settings: Settings, cli_gpu: str | None,
               cli_per_node: int | None) -> GpuFacts:
     from .catalog import knowledge
 
@@ -294,5 +355,40 @@ def gpu_facts(launch: Launch, settings: "Settings", cli_gpu: str | None,
     else:
         per_node, stated = settings.gpus_per_node, "gpus_per_node" in settings.stated
     request = ctx.gpus
-    return GpuFacts(spec, origin, span, assumed, request.count if request else None, request,
-                    per_node, stated)
+    visible = _visible(launch, request)
+    count, count_origin, count_span = _count(request, visible)
+    return GpuFacts(spec, origin, span, assumed, count, request, per_node, stated,
+                    count_origin, count_span, visible)
+
+
+@dataclass(frozen=True, slots=True)
+class NodeGpus:
+    """GPUs one tensor-parallel group can reach without leaving its node (or pod), and why."""
+
+    count: int
+    origin: str  # a noun phrase: "the 8 GPUs --nnodes 2 puts on each node", "a node's 8 GPUs"
+    unit: str  # "node" or "pod"
+    stated: bool  # False: the configured default of GPUs per node
+
+
+def node_gpus(lay: Layout, gpu: GpuFacts, ctx: Context) -> NodeGpus:
+    """Where a tensor-parallel group stops riding the node's links.
+
+    With ``--nnodes`` (vLLM's own multi-node launch) an engine puts world size / nodes per
+    engine GPUs on each node; in a multi-pod group (LeaderWorkerSet, KubeRay) each pod holds
+    its container's GPUs (across pods NCCL uses the pod network); otherwise the GPUs per node
+    of the configuration, the instance type, or the default 8.
+    """
+    if lay.nnodes.given and lay.nnodes.value > 1:
+        local = lay.world_size // lay.nnodes_within_dp
+        return NodeGpus(local, f"the {local} GPUs --nnodes {lay.nnodes.value} puts on each node",
+                        "node", True)
+    group = ctx.group_size
+    multi_pod = ctx.ray_cluster or (group is not None and group.value.isdigit()
+                                    and int(group.value) > 1)
+    if multi_pod and gpu.count is not None and gpu.count > 0:
+        what = "Ray pod" if ctx.ray_cluster else "pod of the LeaderWorkerSet group"
+        gpus = f"{gpu.count} GPU{'s' if gpu.count != 1 else ''}"
+        return NodeGpus(gpu.count, f"the {gpus} each {what} gets ({gpu.count_origin})", "pod",
+                        True)
+    return NodeGpus(gpu.per_node, f"a node's {gpu.per_node} GPUs", "node", gpu.per_node_stated)

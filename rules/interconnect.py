@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from mgpu_lint.deployment import Deployment
 from mgpu_lint.findings import Finding, Related, Severity
 from mgpu_lint.launch import LLAMA_SERVER, VLLM
+from mgpu_lint.resolve import node_gpus
 from mgpu_lint.sizing.display import fixed, percent
 from mgpu_lint.sizing.interconnect import (
     DECODE_BATCH,
@@ -103,7 +104,7 @@ def tensor_parallel_over_pcie(d: Deployment) -> Iterator[Finding]:
     if spec is None or spec.pcie_bytes_per_s is None or d.gpu is None:
         return
     tp, pp = lay.tp.value, lay.pp.value
-    if tp > d.gpu.per_node:
+    if tp > node_gpus(lay, d.gpu, d.context).count:
         return  # every all-reduce crosses the network: MG105
     shape = d.model.shape if d.model is not None else None
     if d.model is None or shape is None:
@@ -309,7 +310,7 @@ def custom_all_reduce_disabled(d: Deployment) -> Iterator[Finding]:
     tp = lay.tp.value
     if tp not in CUSTOM_ALL_REDUCE_SIZES:
         return
-    if d.gpu is not None and tp > d.gpu.per_node:
+    if d.gpu is not None and tp > node_gpus(lay, d.gpu, d.context).count:
         return
     if tp > 2 and _pcie_only(d) is not None:
         return

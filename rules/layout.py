@@ -7,12 +7,15 @@ tp; KV heads are replicated when tp exceeds them.
 
 from __future__ import annotations
 
-from typing import Iterator
+import os
+from collections.abc import Iterator
 
 from mgpu_lint.deployment import Deployment
 from mgpu_lint.findings import Finding, Related, Severity
 from mgpu_lint.launch import VLLM, Launch
-from mgpu_lint.resolve import Layout
+from mgpu_lint.resolve import VISIBLE_DEVICE_VARS, Layout, node_gpus
+from mgpu_lint.sizing.display import fixed
+from mgpu_lint.sizing.parallel import EXAMPLE_9_WORK, route_requests
 from mgpu_lint.source import Span
 
 from .registry import Rule, rule
@@ -23,10 +26,22 @@ def _model_name(d: Deployment) -> str:
     return d.model.ref.rstrip("/").rsplit("/", 1)[-1] if d.model is not None else "the model"
 
 
-def _where(d: Deployment, span: Span | None) -> str:
+def _at(d: Deployment, span: Span | None) -> str:
+    """` at deploy.yaml:31` (the file's name and the line), or nothing without a place."""
     if span is None:
         return ""
-    return f" at line {d.source.line_col(span.start)[0]}"
+    return f" at {os.path.basename(d.source.path)}:{d.source.line_col(span.start)[0]}"
+
+
+def _plural(n: int, word: str = "GPU") -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _receiver(d: Deployment) -> str:
+    """Who gets the GPUs: a container (Kubernetes, compose, docker run) or a command."""
+    ctx = d.context
+    return "the container" if ctx.kind in ("k8s", "compose") or ctx.image is not None \
+        else "the command"
 
 
 def _ray_backed(d: Deployment) -> bool:
@@ -43,7 +58,7 @@ def _ray_backed(d: Deployment) -> bool:
 
 
 def _group(d: Deployment) -> int | None:
-    """Pods in a LeaderWorkerSet group (1 outside one)."""
+    """Pods in a LeaderWorkerSet group (1 outside one; None when the size is unresolved)."""
     size = d.context.group_size
     if size is None:
         return 1
@@ -57,23 +72,28 @@ def _usable_layout(d: Deployment) -> Layout | None:
     return lay
 
 
-def _needed(lay: Layout) -> tuple[int, str]:
-    """GPUs this launch uses on its node, and how that number is made."""
+def _needed(lay: Layout) -> str:
+    """How the GPUs this launch uses on its node are made up."""
     world = f"world size {lay.world_size} ({lay.describe_world()})"
-    per_node = lay.gpus_per_node
     if lay.nnodes_within_dp > 1:
         world += f" over {lay.nnodes_within_dp} nodes"
     if lay.dp_local.value > 1:
-        return per_node, f"{lay.dp_local.value} local engines (dp) × {world}"
-    return per_node, world
+        return f"{lay.dp_local.value} local engines (dp) × {world}"
+    return world
+
+
+def _nnodes_broken(lay: Layout) -> bool:
+    """--nnodes does not divide dp × world size: vLLM refuses to start (MG106 says so), and
+    the GPUs per node are undefined."""
+    return lay.nnodes.value > 1 and (lay.dp.value * lay.world_size) % lay.nnodes.value != 0
 
 
 def _size_to_change(d: Deployment, lay: Layout) -> tuple[Span, list[Related]]:
     """The parallel-size value set explicitly (tp first), else the program word."""
-    sizes = [(n, s) for n, s in lay.explicit_sizes if s.span is not None]
-    related = [Related(d.source, s.span, f"{n} {s.value}") for n, s in sizes]  # type: ignore
+    sizes = [(n, s.value, s.span) for n, s in lay.explicit_sizes if s.span is not None]
+    related = [Related(d.source, span, f"{n} {v}") for n, v, span in sizes]
     if sizes:
-        return sizes[0][1].span, related[1:]  # type: ignore[return-value]
+        return sizes[0][2], related[1:]
     return d.program_span, related
 
 
@@ -84,82 +104,94 @@ def gpu_count_mismatch(d: Deployment) -> Iterator[Finding]:
     What it does: compares the GPUs a vLLM launch uses on its node — data-parallel engines on
     the node × world size (tensor × pipeline × context parallel), split over the nodes one
     engine spans — with the GPUs the container or process gets (`nvidia.com/gpu` limit,
-    compose device count or ids, `docker run --gpus`, `CUDA_VISIBLE_DEVICES`, `--device-ids`).
+    compose device count or ids, `docker run --gpus`, `CUDA_VISIBLE_DEVICES`, `--device-ids`;
+    a LeaderWorkerSet running one engine over its group through Ray gets size × the pod's
+    GPUs).
 
     Why is this bad? With fewer GPUs vLLM refuses to start ("World size (8) is larger than the
-    number of available GPUs (4) in this node"); with more, the extra GPUs sit idle and are
-    paid for. Example (lesson, Example 13): `-tp 4 -pp 2` is a world size of 8; on one node it
-    needs 8 GPUs.
+    number of available GPUs (4) in this node", vllm/config/parallel.py, vLLM 0.30.0); with
+    more, the extra GPUs sit idle and are paid for. Example (lesson, Example 13): `-tp 4 -pp 2`
+    is a world size of 8; on one node it needs 8 GPUs, and `-tp 2 -dp 4` is 4 engines of 2.
 
     Use instead: make the request match — `nvidia.com/gpu: 8` for tp 4 × pp 2 — or change
     the parallel sizes. Launches whose GPUs come from a Ray cluster
-    (`--distributed-executor-backend ray`, KubeRay pods) are not compared.
+    (`--distributed-executor-backend ray`, KubeRay pods) are not compared, nor counts nobody
+    states (`count: all`, compose devices without a count, `--gpus all`).
     """
     lay = _usable_layout(d)
     g = d.gpu
-    if lay is None or g is None or g.count is None or g.request is None:
+    if lay is None or g is None or g.count is None or g.count_span is None:
         return
-    have = g.count
-    device_ids = d.inv.device_ids
-    origin = g.request.origin
-    have_span = g.request.span
     group = _group(d)
-    if group is None:
+    if group is None or _nnodes_broken(lay):
         return
-    if group > 1 and not lay.nnodes.given:
+    ray = _ray_backed(d)
+    if group > 1 and not lay.nnodes.given and ray and not d.context.ray_cluster:
         # a LeaderWorkerSet without --nnodes: one engine over the whole group through Ray
-        need = lay.dp.value * lay.world_size
+        size = d.context.group_size
         have = group * g.count
-        origin = f"LeaderWorkerSet size {group} × {g.count} ({g.request.origin})"
-        yield from _compare(d, lay, need, f"{lay.dp.value} engines (dp) × world size "
-                            f"{lay.world_size} ({lay.describe_world()})" if lay.dp.value > 1
-                            else f"world size {lay.world_size} ({lay.describe_world()})",
-                            have, origin, have_span, across_group=True)
+        need = lay.dp.value * lay.world_size
+        how = (f"{lay.dp.value} engines (dp) × " if lay.dp.value > 1 else "") + \
+            f"world size {lay.world_size} ({lay.describe_world()})"
+        extra = [Related(d.source, size.span, f"LeaderWorkerSet size: {group}")] \
+            if size is not None and size.span is not None else []
+        yield from _compare(
+            d, lay, need, how, have, "the LeaderWorkerSet group",
+            f"size {group} × {_plural(g.count)} per pod, {g.count_origin}{_at(d, g.count_span)}",
+            g.count_span, "in the group", extra,
+            f"GPUs needed in the group = dp {lay.dp.value} × world size {lay.world_size} = "
+            f"{need}; the group has {group} pods × {g.count} = {have}")
         return
-    if _ray_backed(d):
+    if ray:
         return
+    have, origin, have_span = g.count, g.count_origin, g.count_span
+    device_ids = d.inv.device_ids
     if device_ids.given and device_ids.known and isinstance(device_ids.value, list) \
-            and device_ids.value:
+            and device_ids.value and device_ids.span is not None:
         have = min(have, len(device_ids.value))
-        origin = f"--device-ids within {origin}"
-        have_span = device_ids.span or have_span
-    need, how = _needed(lay)
-    yield from _compare(d, lay, need, how, have, origin, have_span, across_group=False)
+        spelling = device_ids.winner.spelling if device_ids.winner else "--device-ids"
+        origin = f"{spelling} {','.join(map(str, device_ids.value))} of {_plural(g.count)} " \
+                 f"({origin}{_at(d, have_span)})"
+        have_span = device_ids.span
+    else:
+        origin += _at(d, have_span)
+    need = lay.gpus_per_node
+    yield from _compare(d, lay, need, _needed(lay), have, _receiver(d), origin, have_span,
+                        "on this node", [],
+                        f"GPUs needed per node = dp_local {lay.dp_local.value} × world size "
+                        f"{lay.world_size} / nodes per engine {lay.nnodes_within_dp} = {need}")
 
 
-def _compare(d: Deployment, lay: Layout, need: int, how: str, have: int, origin: str,
-             have_span: Span | None, across_group: bool) -> Iterator[Finding]:
+def _compare(d: Deployment, lay: Layout, need: int, how: str, have: int, receiver: str,
+             origin: str, have_span: Span, where: str, extra: list[Related], formula: str
+             ) -> Iterator[Finding]:
     if need == have:
         return
-    where = "the group" if across_group else "on this node"
-    formula = (f"GPUs needed in the group = dp {lay.dp.value} × world size {lay.world_size} = "
-               f"{need}" if across_group else
-               f"GPUs needed per node = dp_local {lay.dp_local.value} × world size "
-               f"{lay.world_size} / nodes per engine {lay.nnodes_within_dp} = {need}")
-    gets = f"{have} GPU{'s' if have != 1 else ''} ({origin}{_where(d, have_span)})"
+    gets = f"{receiver} gets {_plural(have)} ({origin})"
+    data = {"needed": need, "available": have, "tp": lay.tp.value, "pp": lay.pp.value,
+            "dp": lay.dp.value, "dp_local": lay.dp_local.value, "pcp": lay.pcp.value}
+    gpus_there = Related(d.source, have_span, f"{_plural(have)} given here")
     if need > have:
         span, related = _size_to_change(d, lay)
-        if have_span is not None:
-            related.append(Related(d.source, have_span, f"{origin}: {have}"))
         yield Finding(
             "MG101", Severity.ERROR,
-            f"{how} needs {need} GPUs {'in ' if across_group else ''}{where} but the launch gets {gets}: vLLM refuses "
-            "to start (world size larger than the available GPUs)",
+            f"{how} needs {_plural(need)} {where} but {gets}: vLLM refuses to start (world "
+            "size larger than the available GPUs)",
             d.source, span, math=(formula,),
-            hint=f"request {need} GPUs, or lower the parallel sizes to fit {have}",
-            related=tuple(related), data={"needed": need, "available": have},
+            hint=f"give it {_plural(need)}, or lower the parallel sizes to fit {have}",
+            related=(*related, gpus_there, *extra), data=data,
         )
         return
-    span = have_span if have_span is not None else d.program_span
     sizes = [Related(d.source, s.span, f"{n} {s.value}") for n, s in lay.explicit_sizes
              if s.span is not None]
+    idle = have - need
     yield Finding(
         "MG101", Severity.WARNING,
-        f"the launch gets {gets} but {how} uses {need}: {have - need} GPU"
-        f"{'s' if have - need != 1 else ''} stay idle",
-        d.source, span, math=(formula,),
-        hint=f"request {need} GPUs, or raise the parallel sizes (more -tp, or -dp for replicas)",
-        related=tuple(sizes), data={"needed": need, "available": have},
+        f"{gets} but {how} uses {need}: {_plural(idle)} stay{'s' if idle == 1 else ''} idle",
+        d.source, have_span, math=(formula,),
+        hint=f"request {_plural(need)}, or raise the parallel sizes (more -tp, or -dp for "
+             "replicas)",
+        related=(*sizes, *extra), data=data,
     )
 
 
@@ -186,16 +218,16 @@ def heads_not_divisible(d: Deployment) -> Iterator[Finding]:
     span = lay.tp.span or d.program_span
     related = (Related(d.source, d.model.span, f"{_model_name(d)}: {shape.heads} attention heads, "
                        f"{shape.kv_heads} KV heads"),) if d.model.span is not None else ()
+    hint = _tp_hint(shape.heads, shape.kv_heads, shape.is_mla, tp)
     if shape.heads % tp:
-        good = [t for t in (1, 2, 4, 8, 16) if shape.heads % t == 0 and (
-            shape.is_mla or shape.kv_heads % t == 0 or t % shape.kv_heads == 0)]
         yield Finding(
             "MG102", Severity.ERROR,
             f"tp {tp} does not divide the {shape.heads} attention heads of {_model_name(d)}: vLLM "
-            "refuses to start",
+            f"refuses to start (\"Total number of attention heads ({shape.heads}) must be "
+            f"divisible by tensor parallel size ({tp})\")",
             d.source, span, math=(f"{shape.heads} heads / tp {tp} = {shape.heads / tp:g}",),
-            hint=f"use -tp {' or '.join(map(str, good[-2:]))}" if good else None,
-            related=related,
+            hint=hint, related=related, data={"heads": shape.heads, "kv_heads": shape.kv_heads,
+                                              "tp": tp},
         )
         return
     kv = shape.kv_heads
@@ -205,11 +237,22 @@ def heads_not_divisible(d: Deployment) -> Iterator[Finding]:
             f"tp {tp} and the {kv} KV heads of {_model_name(d)} do not divide each other: the KV "
             "projection cannot be sharded and loading fails",
             d.source, span,
-            math=(f"{kv} KV heads / tp {tp} = {kv / tp:g}; tp {tp} / {kv} KV heads = "
-                  f"{tp / kv:g}",),
-            hint="use a tp that divides the KV heads (or a multiple of them)",
-            related=related,
+            math=((f"{kv} KV heads / tp {tp} = {kv / tp:g}; tp {tp} / {kv} KV heads = "
+                  f"{tp / kv:g}"),),
+            hint=hint, related=related,
+            data={"heads": shape.heads, "kv_heads": kv, "tp": tp},
         )
+
+
+def _tp_hint(heads: int, kv_heads: int, mla: bool, tp: int) -> str | None:
+    """The nearest tensor-parallel sizes below and above ``tp`` that vLLM can shard: they divide
+    the attention heads, and divide or are a multiple of the KV heads."""
+    good = [t for t in range(1, 2 * max(tp, heads) + 1) if heads % t == 0 and (
+        mla or kv_heads % t == 0 or t % kv_heads == 0)]
+    below = [t for t in good if t < tp]
+    above = [t for t in good if t > tp]
+    picks = ([str(below[-1])] if below else []) + ([str(above[0])] if above else [])
+    return f"use -tp {' or '.join(picks)} (with -pp for more GPUs)" if picks else None
 
 
 @rule("MG103", "kv-heads-replicated", Severity.INFO,
@@ -277,12 +320,15 @@ def pipeline_exceeds_layers(d: Deployment) -> Iterator[Finding]:
       "tp larger than one node's GPUs: every all-reduce crosses the network")
 def tensor_parallel_across_nodes(d: Deployment) -> Iterator[Finding]:
     """
-    What it does: finds a tensor-parallel size larger than the GPUs of one node.
+    What it does: finds a tensor-parallel size larger than the GPUs one node (or pod) holds:
+    what `--nnodes` puts on each node, the container's GPUs in a multi-pod group
+    (LeaderWorkerSet, KubeRay), else the GPUs per node of the configuration or instance type
+    (default 8).
 
     Why is this bad? Tensor parallelism all-reduces activations twice per layer for every
-    token (lesson, Example 4-5). Inside a node that rides NVLink (450 GB/s per direction on
-    H100); across nodes it rides the network (25-50 GB/s even with InfiniBand), so every
-    decode step waits on the slowest link.
+    token (lesson, Examples 4-5). Inside a node that rides NVLink (450 GB/s per direction on
+    H100); across nodes or pods it rides the network (25-50 GB/s even with InfiniBand), so
+    every decode step waits on the slowest link.
 
     Use instead: tp = GPUs per node and pp = number of nodes (Example 14), e.g. `-tp 8 -pp 2`
     on two 8-GPU nodes.
@@ -291,20 +337,27 @@ def tensor_parallel_across_nodes(d: Deployment) -> Iterator[Finding]:
     g = d.gpu
     if lay is None or g is None:
         return
-    per_node = g.per_node
+    if _nnodes_broken(lay):
+        return  # MG106: --nnodes does not divide the world size
+    node = node_gpus(lay, g, d.context)
     tp = lay.tp.value
-    if tp <= per_node:
+    if tp <= node.count:
         return
-    nodes = -(-tp * lay.pp.value // per_node)
-    assumed = "" if g.per_node_stated else (
-        f" (assuming {per_node} GPUs per node: set gpus-per-node in the configuration)")
+    world = lay.world_size
+    nodes = -(-world // node.count)
+    pp_hint = world // node.count if world % node.count == 0 else None
+    assumed = "" if node.stated else \
+        f" (assuming {node.count} GPUs per node: set gpus-per-node in the configuration)"
     yield Finding(
         "MG105", Severity.WARNING,
-        f"tp {tp} is larger than a node's {per_node} GPUs{assumed}: every all-reduce crosses "
-        "the network between nodes",
+        f"tp {tp} is larger than {node.origin}{assumed}: every all-reduce crosses the network "
+        f"between {node.unit}s",
         d.source, lay.tp.span or d.program_span,
-        math=(f"{tp * lay.pp.value} GPUs / {per_node} per node = {nodes} nodes",),
-        hint=f"use -tp {per_node} -pp {nodes} (tensor parallel inside nodes, pipeline across)",
+        math=((f"{lay.describe_world()} = {world} GPUs / {node.count} per {node.unit} = {nodes} "
+              f"{node.unit}s"),),
+        hint=f"use -tp {node.count} -pp {pp_hint} (tensor parallel inside a {node.unit}, "
+             "pipeline across)" if pp_hint else f"keep tp at most {node.count}",
+        data={"tp": tp, "node_gpus": node.count, node.unit + "s": nodes},
     )
 
 
@@ -331,7 +384,7 @@ def multi_node_inconsistent(d: Deployment) -> Iterator[Finding]:
     nnodes = lay.nnodes.value
     nn_span = lay.nnodes.span or d.program_span
     total = lay.dp.value * lay.world_size
-    if nnodes > 1 and total % nnodes:
+    if _nnodes_broken(lay):
         yield Finding(
             "MG106", Severity.ERROR,
             f"--nnodes {nnodes} does not divide the total world size {total} (dp "
@@ -375,26 +428,34 @@ def multi_node_inconsistent(d: Deployment) -> Iterator[Finding]:
         )
 
 
+# Pod labels by which a load- and prefix-aware router finds its backends: the Service beside
+# them is for discovery, not for routing (AIBrix gateway `model.aibrix.ai/name`, llm-d
+# `llm-d.ai/inferenceServing`).
+ROUTER_LABELS = ("model.aibrix.ai/name", "llm-d.ai/inferenceServing")
+
+
 @rule("MG107", "data-parallel-routing", Severity.INFO,
       "dense-model replicas behind a plain Service: a load- or prefix-aware router does better")
 def data_parallel_routing(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds a dense model served by several replicas (Deployment `replicas` > 1,
-    or `-dp` > 1 in one pod) behind a Kubernetes Service.
+    or `-dp` > 1 in one pod) behind a Kubernetes Service, with no router's labels on the pods.
 
-    Why is this bad? A Service spreads connections without looking at the work: (lesson,
-    Example 9) with requests of uneven length a least-loaded policy cuts the mean and the
-    worst latency against round-robin; (Example 16) prefix caching is local to one replica, so
-    turn 2 of a conversation sent to another replica recomputes the whole prompt —
-    a prefix-aware router keeps each session where its KV cache is.
+    Why is this bad? A Service spreads connections without looking at the work. Lesson,
+    Example 9: 12 requests of uneven length on 3 replicas take 601.3 time units on average
+    (worst 2,450) with round-robin and 415.0 (worst 950) when each goes to the replica with
+    the fewest unfinished requests. Example 16: prefix caching is local to one replica, so turn
+    2 of a conversation sent to another replica recomputes the whole prompt. (vLLM's own `-dp`
+    front end balances by load, but a Service in front of several pods does not.)
 
     Use instead: a router that sees load and prefixes (vLLM's production-stack router, the
-    Gateway API inference extension / llm-d, KServe's LLM router), with the Service behind it.
+    Gateway API inference extension / llm-d, AIBrix, KServe's LLM router), with the Service
+    behind it.
     """
     lay = _usable_layout(d)
     if lay is None or d.model is None or d.model.shape is None or d.model.shape.is_moe:
         return
-    if not d.services:
+    if not d.services or any(k in d.context.pod_labels for k in ROUTER_LABELS):
         return
     replicas = d.context.replicas
     n_replicas = int(replicas.value) if replicas is not None and replicas.value.isdigit() else 1
@@ -405,39 +466,19 @@ def data_parallel_routing(d: Deployment) -> Iterator[Finding]:
     else:
         span, what = lay.dp.span or d.program_span, f"dp {lay.dp.value}"
     svc = d.services[0]
+    rr = route_requests(EXAMPLE_9_WORK, 3, 100, "round-robin")
+    lo = route_requests(EXAMPLE_9_WORK, 3, 100, "least-outstanding")
     yield Finding(
         "MG107", Severity.INFO,
         f"{what} of {_model_name(d)} behind Service `{svc.name}`: it spreads requests without "
         "seeing load or cached prefixes",
         d.source, span,
+        math=((f"Example 9 (12 uneven requests, 3 replicas): round-robin mean latency "
+              f"{fixed(rr.mean_latency, 1)}, max {rr.max_latency}; least outstanding requests "
+              f"mean {fixed(lo.mean_latency, 1)}, max {lo.max_latency}"),),
         hint="route through a load- and prefix-aware router (production-stack router, "
              "Gateway API inference extension)",
         related=(Related(svc.source, svc.span, f"Service {svc.name}"),),
-    )
-
-
-@rule("MG109", "gpu-requests-without-limits", Severity.ERROR,
-      "GPUs requested without a limit: Kubernetes rejects the pod")
-def gpu_requests_without_limits(d: Deployment) -> Iterator[Finding]:
-    """
-    What it does: finds `nvidia.com/gpu` (or `amd.com/gpu`) in a container's `requests`
-    without the same amount in `limits`.
-
-    Why is this bad? GPUs are extended resources, which cannot be overcommitted: Kubernetes
-    requires them in `limits` (and `requests`, when given, must equal the limit). A pod with
-    GPUs only in `requests` is rejected by the API server ("Limit must be set for non
-    overcommitable resources"), so the engine never starts.
-
-    Use instead: put the GPU count in `resources.limits` (requests may be omitted).
-    """
-    req = d.context.gpu_requests_only
-    if d.context.kind != "k8s" or req is None or req.span is None:
-        return
-    yield Finding(
-        "MG109", Severity.ERROR,
-        f"{req.value} GPU(s) in resources.requests but none in resources.limits: Kubernetes "
-        "rejects the pod (GPUs cannot be overcommitted, the limit is required)",
-        d.source, req.span, hint="move the GPU count to resources.limits",
     )
 
 
@@ -448,19 +489,23 @@ def _physical_gpus(la: Launch) -> tuple[frozenset[str], Span | None] | None:
     ctx = la.context
     if ctx.kind == "k8s":
         return None
-    cvd = la.env.get("CUDA_VISIBLE_DEVICES")
-    visible = [x.strip() for x in cvd.value.split(",") if x.strip()] \
-        if cvd is not None and cvd.value is not None else None
     req = ctx.gpus
-    if req is not None and req.device_ids:
+    cvd = next((la.env[k] for k in VISIBLE_DEVICE_VARS if k in la.env), None)
+    visible = [x.strip() for x in cvd.value.split(",") if x.strip()] \
+        if cvd is not None and cvd.value is not None and cvd.value.strip() != "all" else None
+    if req is None:
+        return (frozenset(visible), cvd.span) if visible and cvd is not None else None
+    if req.origin in VISIBLE_DEVICE_VARS:
+        return frozenset(req.device_ids), req.span
+    if req.device_ids:
         base = list(req.device_ids)
-        if visible is None:
+        if visible is None or cvd is None:
             return frozenset(base), req.span
         if not all(v.isdigit() and int(v) < len(base) for v in visible):
             return None
-        return frozenset(base[int(v)] for v in visible), cvd.span if cvd else req.span
-    if visible is not None and (req is None or req.count is None):
-        return frozenset(visible), cvd.span if cvd else None
+        return frozenset(base[int(v)] for v in visible), cvd.span
+    if visible and cvd is not None and req.count is None:
+        return frozenset(visible), cvd.span
     return None
 
 
@@ -469,13 +514,15 @@ def _physical_gpus(la: Launch) -> tuple[frozenset[str], Span | None] | None:
 def gpu_shared_between_launches(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds vLLM launches of one script or compose file that are given the same
-    GPU (the same compose `device_ids`, `CUDA_VISIBLE_DEVICES` ids on the host) and whose
-    `--gpu-memory-utilization` values add up to more than 1.
+    GPU (the same compose `device_ids` or `docker run --gpus device=`, the same
+    `CUDA_VISIBLE_DEVICES` ids on the host) and whose `--gpu-memory-utilization` values add
+    up to more than 1.
 
     Why is this bad? Each vLLM engine reserves its fraction of the whole GPU's memory at
-    start-up and checks that it is free. Two engines at 0.9 and 0.85 on one GPU ask for 175%
-    of it: the second one to start fails its memory check. (Two engines at 0.45 each can share
-    a GPU on purpose; that is not reported.)
+    start-up and checks that it is free ("Free memory on device … is less than desired GPU
+    memory utilization", vllm/v1/worker/utils.py, vLLM 0.30.0). Two engines at 0.9 and 0.85 on
+    one GPU ask for 175% of it: the second one to start fails. (Two engines at 0.45 each can
+    share a GPU on purpose; that is not reported.)
 
     Use instead: give each engine its own GPU, or lower the utilisations so they sum to at
     most 1.
@@ -495,33 +542,117 @@ def gpu_shared_between_launches(d: Deployment) -> Iterator[Finding]:
         theirs = _physical_gpus(peer)
         if theirs is None or not ids & theirs[0]:
             continue
-        peer_inv, _ = parse_launch(peer, d.inv.version)
+        peer_inv, _ = parse_launch(peer, d.settings.target_version)
         peer_util = peer_inv.gpu_memory_utilization
         if not peer_util.known or not isinstance(peer_util.value, (int, float)):
             continue
         total = util.value + peer_util.value
         if total <= 1:
             continue
-        shared = ", ".join(sorted(ids & theirs[0]))
+        shared = sorted(ids & theirs[0])
         related = [Related(peer.source, peer.program.span, "the other engine starts here")]
-        if theirs[1] is not None:
+        if theirs[1] is not None and theirs[1] != span:
             related.append(Related(peer.source, theirs[1], "its GPUs"))
+        for setting, who in ((util, "this engine"), (peer_util, "the other engine")):
+            if setting.span is not None:
+                related.append(Related(d.source if who == "this engine" else peer.source,
+                                       setting.span, f"{who}: {setting.value:g}"))
         yield Finding(
             "MG108", Severity.ERROR,
-            f"GPU {shared} is also given to the engine at line "
-            f"{peer.source.line_col(peer.program.span.start)[0]}: together they reserve "
-            f"{util.value:g} + {peer_util.value:g} = {total:g} of its memory, so the second "
-            "to start fails vLLM's memory check",
+            f"GPU{'s' if len(shared) > 1 else ''} {', '.join(shared)} also "
+            f"{'go' if len(shared) > 1 else 'goes'} to the engine"
+            f"{_at(d, peer.program.span)}: together they reserve {util.value:g} + "
+            f"{peer_util.value:g} = {total:g} of its memory, so the second to start fails "
+            "vLLM's free-memory check",
             d.source, span if span is not None else d.program_span,
-            math=(f"--gpu-memory-utilization {util.value:g} + {peer_util.value:g} = "
-                  f"{total:g} > 1",),
+            math=((f"--gpu-memory-utilization {util.value:g} + {peer_util.value:g} = "
+                  f"{total:g} > 1"),),
             hint="give each engine its own GPU, or utilisations that sum to at most 1",
-            related=tuple(related),
+            related=tuple(related), data={"gpus": shared, "utilization": [util.value,
+                                                                          peer_util.value]},
         )
         return
+
+
+@rule("MG109", "gpu-requests-without-limits", Severity.ERROR,
+      "GPUs requested without a limit: Kubernetes rejects the pod")
+def gpu_requests_without_limits(d: Deployment) -> Iterator[Finding]:
+    """
+    What it does: finds `nvidia.com/gpu` (or `amd.com/gpu`) under a container's
+    `resources.requests` with no matching entry under `resources.limits`.
+
+    Why is this bad? GPUs are extended resources, which Kubernetes cannot overcommit: they
+    must be set in `limits` (a request, if given, must equal the limit). A request alone fails
+    the API server's validation ("Limit must be set for non overcommitable resources"), so
+    the Deployment's pods are never created.
+
+    Use instead: put the count under `limits` (the request defaults to the limit).
+    """
+    req = d.context.gpu_requests_only
+    if d.context.kind != "k8s" or req is None or req.span is None:
+        return
+    yield Finding(
+        "MG109", Severity.ERROR,
+        f"{req.value} GPU{'' if req.value.strip() == '1' else 's'} in resources.requests "
+        "without a limit: GPUs are extended resources and must be set in limits, so the API "
+        "server rejects the pod",
+        req.source or d.source, req.span,
+        hint="move the GPU count to resources.limits (the request defaults to the limit)",
+    )
+
+
+@rule("MG110", "visible-devices-out-of-range", Severity.ERROR,
+      "CUDA_VISIBLE_DEVICES inside a container names GPUs the container does not have")
+def visible_devices_out_of_range(d: Deployment) -> Iterator[Finding]:
+    """
+    What it does: checks a `CUDA_VISIBLE_DEVICES` (or `HIP_VISIBLE_DEVICES`) list set inside a
+    container that has its own GPU request (`nvidia.com/gpu` limit, compose devices,
+    `docker run --gpus N`) against the container's GPU count.
+
+    Why is this bad? Inside a container the GPUs are numbered 0..n-1, whatever their numbers
+    on the host. CUDA enumerates the listed indices up to the first one that does not exist
+    and hides the rest: `4,5,6,7` in a container with `nvidia.com/gpu: 4` leaves CUDA with no
+    GPU at all (the engine fails at start-up), `0,1,5` leaves only two.
+
+    Use instead: drop the variable (the container already sees only its own GPUs), or index
+    the container's GPUs from 0.
+    """
+    g = d.gpu
+    vis = g.visible if g is not None else None
+    if g is None or vis is None or not vis.beyond or g.request is None \
+            or g.request.count is None:
+        return
+    have = g.request.count
+    seen = 0
+    for x in vis.ids:
+        if not x.isdigit() or int(x) >= have:
+            break
+        seen += 1
+    lay = _usable_layout(d)
+    need = lay.gpus_per_node if lay is not None and not _ray_backed(d) else None
+    fails = seen == 0 or (need is not None and seen < need)
+    sees = "no GPU" if seen == 0 else f"only {_plural(seen)} (index{'es' if seen > 1 else ''} " \
+        f"{','.join(vis.ids[:seen])})"
+    consequence = " and the engine fails at start-up" if seen == 0 else \
+        f": {_needed(lay)} needs {need}" if fails and lay is not None else \
+        f": the later entries {','.join(vis.ids[seen:])} are ignored"
+    yield Finding(
+        "MG110", Severity.ERROR if fails else Severity.WARNING,
+        f"{vis.name}={vis.text} inside a container that gets {_plural(have)} "
+        f"({g.request.origin}{_at(d, g.request.span)}), numbered 0-{have - 1} there: CUDA "
+        f"sees {sees}{consequence}",
+        d.source, vis.span or d.program_span,
+        math=(f"indices {','.join(vis.beyond)} ≥ {have} GPUs in the container",),
+        hint=f"remove {vis.name}, or index the container's GPUs from 0 "
+             f"({','.join(str(i) for i in range(min(have, len(vis.ids))))})",
+        related=(Related(d.source, g.request.span, f"{g.request.origin}: {have}"),)
+        if g.request.span is not None else (),
+        data={"visible": list(vis.ids), "container_gpus": have, "seen": seen},
+    )
 
 
 RULES: list[Rule] = [gpu_count_mismatch, heads_not_divisible, kv_heads_replicated,
                      pipeline_exceeds_layers, tensor_parallel_across_nodes,
                      multi_node_inconsistent, data_parallel_routing,
-                     gpu_shared_between_launches, gpu_requests_without_limits]
+                     gpu_shared_between_launches, gpu_requests_without_limits,
+                     visible_devices_out_of_range]

@@ -71,3 +71,39 @@ def pipeline_decode_tokens(batches_in_flight: int, stages: int, sequences_per_ba
     """Tokens produced in ``slots`` time slots of steady decoding: every batch in flight leaves
     the last stage once per ``stages`` slots (Ex. 7)."""
     return min(batches_in_flight, stages) * sequences_per_batch * slots // stages
+
+
+@dataclass(frozen=True)
+class RoutingResult:
+    """Requests per replica and latencies under one routing policy (Ex. 9)."""
+
+    assigned: list[list[int]]
+    mean_latency: float
+    max_latency: int
+
+
+def route_requests(work: list[int], replicas: int, gap: int, policy: str) -> RoutingResult:
+    """Example 9's simulation: one arrival every ``gap`` time units, each replica serves one
+    request at a time; ``policy`` is "round-robin" (request i to replica i mod n) or
+    "least-outstanding" (the replica with the fewest unfinished requests, first on ties)."""
+    free_at = [0] * replicas
+    finishes: list[list[int]] = [[] for _ in range(replicas)]
+    assigned: list[list[int]] = [[] for _ in range(replicas)]
+    total = worst = 0
+    for i, w in enumerate(work):
+        now = i * gap
+        if policy == "round-robin":
+            r = i % replicas
+        else:
+            open_requests = [sum(1 for t in f if t > now) for f in finishes]
+            r = open_requests.index(min(open_requests))
+        finish = max(now, free_at[r]) + w
+        free_at[r] = finish
+        finishes[r].append(finish)
+        assigned[r].append(i)
+        total += finish - now
+        worst = max(worst, finish - now)
+    return RoutingResult(assigned, total / len(work), worst)
+
+
+EXAMPLE_9_WORK = [900, 50, 60, 800, 40, 70, 950, 30, 55, 700, 65, 45]  # service times (Ex. 9)

@@ -127,11 +127,16 @@ def search_script(text: str, outer: Word | None, scope: Scope,
 
 def compose_word(inner: Word, outer: Word) -> Word:
     """A word lexed from ``outer.text``, mapped to the file through ``outer``'s map."""
+    cmap = inner.cmap.compose(outer.cmap)
+    span = cmap.to_span()
+    # the outer word's own unresolved references (kept as literal text) belong to the inner
+    # words that contain them, not to every word of the script
     unresolved = tuple(
         replace(v, span=outer.cmap.span(v.span.start, max(v.span.end, v.span.start)))
         for v in inner.unresolved
-    ) + tuple(outer.unresolved)
-    return Word(inner.text, inner.cmap.compose(outer.cmap), inner.quoted or outer.quoted, unresolved)
+    ) + tuple(v for v in outer.unresolved
+              if v.span.start < span.end and span.start < v.span.end)
+    return Word(inner.text, cmap, inner.quoted or outer.quoted, unresolved)
 
 
 def _basename(word: Word) -> str:
@@ -394,7 +399,8 @@ def parse_publish(value: str) -> tuple[str, int | None]:
 
 
 def _docker_run(words: list[Word], scope: Scope) -> Found:
-    env = dict(scope.env)
+    # the container's environment is only what -e gives it, not the host shell's
+    env: dict[str, EnvVar] = {}
     ctx = scope.context
     gpus: GpuRequest | None = None
     entrypoint: Word | None = None

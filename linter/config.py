@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal, Mapping
 
-
 if TYPE_CHECKING:
     from pydantic import ValidationError
 

@@ -41,7 +41,8 @@ LANGUAGE_SUFFIXES = {
 
 
 def lint_path(uri: str, text: str, language_id: str | None) -> str | None:
-    """The name to lint ``text`` under (its kind shows in it), or None when it is no kind we read."""
+    """The name to lint ``text`` under (its kind shows in it), or None for a kind we do not
+    read."""
     path = to_fs_path(uri) or uri.rsplit("/", 1)[-1]
     if kind_by_name(path) or kind_by_content(text):
         return path

@@ -211,7 +211,8 @@ def model_facts(inv: Invocation, launch: Launch, settings: Settings) -> ModelFac
             k.lower() for k in settings.models} else "catalog"
     if inv.engine == VLLM:
         dtype = _str(inv.dtype)
-        weights = knowledge.weight_precision(shape, dtype=dtype, quantization=_str(inv.quantization),
+        weights = knowledge.weight_precision(shape, dtype=dtype,
+                                             quantization=_str(inv.quantization),
                                              hint=hint)
         kv = knowledge.kv_cache_bytes_per_value(_str(inv.kv_cache_dtype), dtype=dtype, shape=shape)
     else:

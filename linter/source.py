@@ -5,9 +5,10 @@ Lines and columns are computed only by reporters (``SourceFile.line_col``).
 
 A value that went through unquoting (a YAML double-quoted scalar, a shell word with quotes and
 escapes) no longer lines up with the file text.  ``CharMap`` records, for each character of such a
-value, the file offsets it came from, so a sub-range of the value (the ``4`` in ``--tp=4``) maps back
-to its exact place in the file.  Maps compose: a shell word inside a YAML block scalar maps through
-the word's map into the scalar's value and through the scalar's map into the file.
+value, the file offsets it came from, so a sub-range of the value (the ``4`` in ``--tp=4``)
+maps back to its exact place in the file.  Maps compose: a shell word inside a YAML block
+scalar maps through the word's map into the scalar's value and through the scalar's map into
+the file.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Interconnect cost: all-reduce over PCIe, pipeline bubbles (MG2xx) (see rules/__init__.py for the table of all rules)."""
+"""Interconnect cost: all-reduce over PCIe, pipeline bubbles (MG2xx)."""
 
 from __future__ import annotations
 
@@ -146,10 +146,11 @@ def tensor_parallel_over_pcie(d: Deployment) -> Iterator[Finding]:
         f"{_ms(busy.time_on(nvlink))} = {_ms(decode_step_time(read, busy.time_on(nvlink)))} "
         f"ms over {nv_name}")
     if spec.bf16_flops is not None:
+        prefill = prefill_compute_time(shape.params, PREFILL_TOKENS, tp * pp, spec.bf16_flops)
         math.append(
             f"prefill arithmetic: 2 × {fixed(shape.params / 1e9, 1)}e9 × {PREFILL_TOKENS} FLOPs / "
             f"{tp * pp} GPUs at {fixed(spec.bf16_flops / 1e12, 0)} TFLOP/s = "
-            f"{fixed(prefill_compute_time(shape.params, PREFILL_TOKENS, tp * pp, spec.bf16_flops) * 1e3, 1)} ms")
+            f"{fixed(prefill * 1e3, 1)} ms")
     share = percent(pcie_busy / read, 0)
     severity = Severity.WARNING if heavy and not bridged else Severity.INFO
     message = (

@@ -278,8 +278,8 @@ def kv_heads_replicated(d: Deployment) -> Iterator[Finding]:
     copies = tp // shape.kv_heads
     yield Finding(
         "MG103", Severity.INFO,
-        f"tp {tp} is larger than the {shape.kv_heads} KV heads of {_model_name(d)}: each KV head is "
-        f"stored on {copies} GPUs, so the KV cache per GPU does not shrink beyond tp "
+        f"tp {tp} is larger than the {shape.kv_heads} KV heads of {_model_name(d)}: each KV "
+        f"head is stored on {copies} GPUs, so the KV cache per GPU does not shrink beyond tp "
         f"{shape.kv_heads}",
         d.source, lay.tp.span or d.program_span,
         math=(f"KV heads per GPU = max(1, {shape.kv_heads} // {tp}) = 1",),

@@ -1,4 +1,4 @@
-"""llama.cpp placement: layer split, tensor split, main GPU, adapters (MG5xx) (see rules/__init__.py for the table of all rules).
+"""llama.cpp placement: layer split, tensor split, main GPU, adapters (MG5xx).
 
 Engine facts are from llama.cpp master 3f545bec (2026-08-22; reference/engines/llama-notes.md §4):
 the device list (src/llama.cpp llama_prepare_model_devices), the split points and layer placement

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from mgpu_lint.cli import main
+
 from tests.conftest import ROOT
 
 RULE_FIXTURES = ROOT / "fixtures" / "rules"

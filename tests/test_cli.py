@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 import pytest
-
 from mgpu_lint.cli import main
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from mgpu_lint.cli import main
 from mgpu_lint.config import find_for_directory
 

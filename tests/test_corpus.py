@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from mgpu_lint.cli import main
+
 from tests.conftest import SHARED
 
 CORPUS = SHARED / "corpus" / "files"

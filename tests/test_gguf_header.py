@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from mgpu_lint.catalog.gguf_header import GgufError, read_header
 from mgpu_lint.cli import main
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-
 from mgpu_lint.runner import read_files
 from mgpu_lint.source import CharMap, SourceFile, Word
 from mgpu_lint.sources import extract
+
 from tests.conftest import fixture_files
 
 ESCAPES = {"\\", "'", '"', "$", "{", "}", "("}

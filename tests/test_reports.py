@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from mgpu_lint.cli import main
+
 from tests.conftest import ROOT, fixture_files
 
 

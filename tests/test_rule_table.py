@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from mgpu_lint.rules import ALL, BY_CODE
+
 from tests.rulecheck import RULE_FIXTURES
 
 

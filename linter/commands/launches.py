@@ -27,7 +27,8 @@ def launch_dict(la: Launch) -> dict[str, Any]:
     if la.engine == VLLM:
         from ..engines.catalog import choose_vllm_version
 
-        catalog = f"vllm {choose_vllm_version(la.version_pin.value if la.version_pin else None).version}"
+        pin = la.version_pin.value if la.version_pin else None
+        catalog = f"vllm {choose_vllm_version(pin).version}"
     return {
         "path": src.path,
         "at": pos(la.program.span.start),

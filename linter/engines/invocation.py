@@ -404,7 +404,8 @@ class Builder:
                     continue  # already reported (MG005/MG006/MG013/MG014)
                 self.report(
                     "MG007", Severity.WARNING,
-                    f"{spec.display} given {_times(len(occs)) if not dotted else 'more than once'}: "
+                    f"{spec.display} given "
+                    f"{_times(len(occs)) if not dotted else 'more than once'}: "
                     f"{describe(occ)} (line {self.line(occ.span)}) is overridden by "
                     f"{describe(winner)} (line {self.line(winner.span)})"
                     + (" — vLLM appends the dotted keys as one JSON object after every other "

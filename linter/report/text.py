@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from ..findings import Finding, Severity
 
-_COLORS = {Severity.ERROR: "\x1b[1;31m", Severity.WARNING: "\x1b[1;33m", Severity.INFO: "\x1b[1;36m"}
+_COLORS = {
+    Severity.ERROR: "\x1b[1;31m",
+    Severity.WARNING: "\x1b[1;33m",
+    Severity.INFO: "\x1b[1;36m",
+}
 _BOLD, _RESET = "\x1b[1m", "\x1b[0m"
 
 

@@ -27,8 +27,8 @@ from ..launch import (
     Context,
     EnvVar,
     GpuRequest,
-    Located,
     Launch,
+    Located,
     Port,
 )
 from ..shell import split_commands
@@ -208,7 +208,8 @@ def _unwrap(words: list[Word], scope: Scope) -> tuple[list[Word], dict[str, EnvV
         elif name == "uv" and i + 1 < n and words[i + 1].text == "run":
             i += 2
             valued = {"--with", "--python", "-p", "--env-file", "--project", "--directory",
-                      "--group", "--extra", "--index-url", "--extra-index-url", "--with-requirements",
+                      "--group", "--extra", "--index-url", "--extra-index-url",
+                      "--with-requirements",
                       "--package", "-w"}
             while i < n and words[i].text.startswith("-"):
                 if words[i].text == "--":

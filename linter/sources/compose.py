@@ -14,17 +14,17 @@ import re
 from typing import Any, Callable
 
 from ..launch import Context, EnvVar, GpuRequest, Located, Port
+from ..shell import split_commands
 from ..source import CharMap, SourceFile, Span, VarRef, Word
 from .commandline import (
     Found,
     Scope,
+    compose_word,
     find_launches,
     launch_from_image,
     parse_publish,
-    compose_word,
     parse_size,
 )
-from ..shell import split_commands
 from .yamlnodes import (
     Doc,
     get,

@@ -261,7 +261,7 @@ def _gpus(doc: Doc, container: Any) -> tuple[GpuRequest | None, Located | None]:
             value = node.value.strip()
             count = int(value) if value.isdigit() else None
             return GpuRequest(count, f"{res} limit", doc.span(node), vendor), None
-    for res, vendor in GPU_RESOURCES.items():
+    for res in GPU_RESOURCES:
         node = get(requests, res)
         if is_scalar(node):
             return None, Located(node.value, doc.span(node), doc.source)

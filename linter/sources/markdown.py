@@ -2,7 +2,8 @@
 
 Shell blocks (`bash`, `sh`, `shell`, `console`, `zsh`, `shell-session`) are searched as scripts;
 when a block uses `$ ` prompts only the prompted lines and their continuations are commands (the
-rest is output).  YAML blocks are read as Kubernetes or compose documents.  Every position maps back to the Markdown file.
+rest is output).  YAML blocks are read as Kubernetes or compose documents.  Every position
+maps back to the Markdown file.
 """
 
 from __future__ import annotations

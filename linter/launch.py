@@ -16,6 +16,8 @@ VLLM = "vllm"
 LLAMA_SERVER = "llama-server"
 RPC_SERVER = "rpc-server"
 
+ENGINE_NAMES = {VLLM: "vLLM", LLAMA_SERVER: "llama-server", RPC_SERVER: "the llama.cpp RPC server"}
+
 # Entry points of an engine (how the command line starts)
 ENTRY_VLLM_SERVE = "vllm serve"  # `vllm serve MODEL …`
 ENTRY_VLLM_API_SERVER = "api_server"  # `python -m vllm.entrypoints.openai.api_server --model M …`

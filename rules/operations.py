@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 from mgpu_lint.deployment import Deployment
 from mgpu_lint.findings import Finding, Related, Severity
-from mgpu_lint.launch import LLAMA_SERVER, RPC_SERVER, VLLM
+from mgpu_lint.launch import ENGINE_NAMES, LLAMA_SERVER, RPC_SERVER, VLLM
 from mgpu_lint.sizing.display import fixed
 from mgpu_lint.sizing.memory import weights_bytes
 from mgpu_lint.sizing.operations import (
@@ -79,8 +79,8 @@ def missing_readiness_probe(d: Deployment) -> Iterator[Finding]:
         if "livenessProbe" in ctx.probes else ""
     yield Finding(
         "MG702", Severity.WARNING,
-        f"{label} runs {d.engine} without a readinessProbe or startupProbe{liveness}: traffic "
-        "arrives before the model has loaded",
+        f"{label} runs {ENGINE_NAMES[d.engine]} without a readinessProbe or startupProbe"
+        f"{liveness}: traffic arrives before the model has loaded",
         d.source, span,
         hint="add readinessProbe and startupProbe on the engine's /health endpoint",
         related=(Related(d.source, d.program_span, "the engine starts here"),),
@@ -110,8 +110,8 @@ def hpa_on_gpu_utilization(d: Deployment) -> Iterator[Finding]:
                 continue
             yield Finding(
                 "MG704", Severity.WARNING,
-                f"HorizontalPodAutoscaler `{hpa.name}` scales {d.engine} on `{metric.value}`, a "
-                "GPU utilisation metric: it reads ~100% at any load that keeps the GPU busy, so "
+                f"HorizontalPodAutoscaler `{hpa.name}` scales {ENGINE_NAMES[d.engine]} on "
+                f"`{metric.value}`, a GPU utilisation metric: it reads ~100% at any load that keeps the GPU busy, so "
                 "it cannot tell a queue building up",
                 hpa.source, metric.span,
                 hint="scale on waiting requests (vllm:num_requests_waiting) instead",

@@ -111,8 +111,8 @@ def hpa_on_gpu_utilization(d: Deployment) -> Iterator[Finding]:
             yield Finding(
                 "MG704", Severity.WARNING,
                 f"HorizontalPodAutoscaler `{hpa.name}` scales {ENGINE_NAMES[d.engine]} on "
-                f"`{metric.value}`, a GPU utilisation metric: it reads ~100% at any load that keeps the GPU busy, so "
-                "it cannot tell a queue building up",
+                f"`{metric.value}`, a GPU utilisation metric: it reads ~100% at any load that "
+                "keeps the GPU busy, so it cannot tell a queue building up",
                 hpa.source, metric.span,
                 hint="scale on waiting requests (vllm:num_requests_waiting) instead",
                 related=(Related(d.source, d.program_span, "the engine it scales"),),

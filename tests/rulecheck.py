@@ -28,6 +28,12 @@ def lint_text(capsys, path: str, *extra: str) -> tuple[int, str]:  # type: ignor
     return code, capsys.readouterr().out
 
 
+def lint_command(capsys, command: str) -> str:  # type: ignore[no-untyped-def]
+    """The text report for one `--command` line."""
+    main(["--no-color", "--command", command])
+    return capsys.readouterr().out
+
+
 def check_fixture(capsys, path: str) -> str:  # type: ignore[no-untyped-def]
     """Lint one rule fixture: `fires-*` must report its directory's code, `silent-*` must not."""
     code_dir = Path(path).parent.name

@@ -6,6 +6,7 @@ from mgpu_lint.sizing.display import fixed
 from mgpu_lint.sizing.parallel import EXAMPLE_9_WORK, route_requests
 
 from tests.rulecheck import check_fixture, fixtures_for
+from tests.rulecheck import lint_command as lint
 
 CODES = ["MG101", "MG102", "MG103", "MG104", "MG105", "MG106", "MG107", "MG108", "MG109",
          "MG110"]
@@ -14,11 +15,6 @@ CODES = ["MG101", "MG102", "MG103", "MG104", "MG105", "MG106", "MG107", "MG108",
 @pytest.mark.parametrize("path", fixtures_for(CODES))
 def test_fixture(path: str, capsys: pytest.CaptureFixture[str], snapshot) -> None:
     assert check_fixture(capsys, path) == snapshot
-
-
-def lint(capsys: pytest.CaptureFixture[str], command: str) -> str:
-    main(["--no-color", "--command", command])
-    return capsys.readouterr().out
 
 
 def test_world_size_message_carries_the_numbers(capsys) -> None:

@@ -1,21 +1,17 @@
 from __future__ import annotations
 
 import pytest
-from mgpu_lint.cli import main
 
 from tests.rulecheck import check_fixture, fixtures_for
+from tests.rulecheck import lint_command as lint
 
 CODES = ["MG401", "MG402", "MG403", "MG404", "MG405"]
+EIGHT_GPUS = "CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7"
 
 
 @pytest.mark.parametrize("path", fixtures_for(CODES))
 def test_fixture(path: str, capsys: pytest.CaptureFixture[str], snapshot) -> None:
     assert check_fixture(capsys, path) == snapshot
-
-
-def lint(capsys: pytest.CaptureFixture[str], command: str) -> str:
-    main(["--no-color", "--command", command])
-    return capsys.readouterr().out
 
 
 @pytest.mark.parametrize("flags,expected", [
@@ -24,7 +20,7 @@ def lint(capsys: pytest.CaptureFixture[str], command: str) -> str:
     ("-tp 1 -dp 8", "TP=8: every expert split 8 ways"),
 ])
 def test_example_13_sliced(flags: str, expected: str, capsys) -> None:
-    out = lint(capsys, f"CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7 vllm serve Qwen/Qwen3-30B-A3B {flags}")
+    out = lint(capsys, f"{EIGHT_GPUS} vllm serve Qwen/Qwen3-30B-A3B {flags}")
     assert f"MG401 [info] Qwen3-30B-A3B has 128 experts and no --enable-expert-parallel: its MoE " \
            f"layers run as {expected}" in out
 
@@ -35,7 +31,7 @@ def test_example_13_sliced(flags: str, expected: str, capsys) -> None:
     ("-tp 2 -dp 4 --enable-expert-parallel", "tp 2 × dp 4 = 8 GPUs: EP=8: each GPU holds 1/8"),
 ])
 def test_example_13_expert_parallel(flags: str, expected: str, capsys) -> None:
-    out = lint(capsys, f"CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7 vllm serve Qwen/Qwen3-30B-A3B {flags}")
+    out = lint(capsys, f"{EIGHT_GPUS} vllm serve Qwen/Qwen3-30B-A3B {flags}")
     assert "MG401" not in out
     assert expected in out  # MG405's grouping line
 

@@ -22,8 +22,16 @@ class UsageError(Exception):
     pass
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line usage errors, the same shape as the sub-commands' errors."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        print(f"{self.prog}: error: {message} (see `{self.prog} --help`)", file=sys.stderr)
+        raise SystemExit(2)
+
+
 def _lint_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="mgpu-lint",
         description="Lint the launch commands of multi-GPU LLM inference servers (vLLM, "
                     "llama.cpp) in Kubernetes YAML, compose files, shell scripts, Dockerfiles "
@@ -60,10 +68,13 @@ def _codes(value: str | None) -> list[str] | None:
 
 def lint_main(argv: Sequence[str]) -> int:
     parser = _lint_parser()
-    args = parser.parse_args(list(argv))
+    try:
+        args = parser.parse_args(list(argv))
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 2
     if not args.paths and args.command_text is None:
-        parser.print_usage(sys.stderr)
-        print("mgpu-lint: error: give a PATH, - (stdin) or --command", file=sys.stderr)
+        print("mgpu-lint: error: give a PATH, - (stdin) or --command (see `mgpu-lint --help`)",
+              file=sys.stderr)
         return 2
     from .config import ConfigError, find_for_directory, load_file, normalise_target_version
     from .findings import Severity
@@ -158,27 +169,46 @@ def _typer_app():  # type: ignore[no-untyped-def]
     return app
 
 
+def _run_subcommand(argv: list[str]) -> int:
+    """Run a typer sub-command; a usage error is one line on stderr and exit 2.
+
+    typer 0.29 vendors click as `typer._click` (there is no `click` package to import), so the
+    errors are caught through typer's public names: `typer.Exit` and the base class
+    `typer.TyperException` of every click usage error (`NoSuchOption`, `MissingParameter`,
+    `BadParameter`, ...), which carry `exit_code` and `format_message()`.
+    """
+    import typer
+
+    app = _typer_app()
+    try:
+        result = app(argv, prog_name="mgpu-lint", standalone_mode=False)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+    except typer.Exit as exc:
+        return int(getattr(exc, "exit_code", 0) or 0)
+    except typer.Abort:
+        return 130
+    except typer.TyperException as exc:
+        ctx = getattr(exc, "ctx", None)
+        if type(exc).__name__ == "NoArgsIsHelpError" and ctx is not None:
+            print(ctx.get_help(), file=sys.stderr)
+            return 2
+        name = "mgpu-lint" if ctx is None else ctx.command_path
+        message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+        hint = f" (see `{name} --help`)" if ctx is not None else ""
+        print(f"{name}: error: {message}{hint}", file=sys.stderr)
+        code = getattr(exc, "exit_code", 2)
+        return code if isinstance(code, int) and code else 2
+    return result if isinstance(result, int) else 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         if argv and argv[0] == "check":
             return lint_main(argv[1:])
         if argv and argv[0] in SUBCOMMANDS and not os.path.isfile(argv[0]):
-            app = _typer_app()
-            try:
-                result = app(argv, prog_name="mgpu-lint", standalone_mode=False)
-                return result if isinstance(result, int) else 0
-            except SystemExit as exc:
-                return int(exc.code or 0)
-            except Exception as exc:  # click usage errors
-                from click.exceptions import ClickException, Exit
-
-                if isinstance(exc, Exit):
-                    return exc.exit_code
-                if isinstance(exc, ClickException):
-                    exc.show()
-                    return 2
-                raise
+            return _run_subcommand(argv)
         if argv and argv[0] in ("-h", "--help") and len(argv) == 1:
             _lint_parser().print_help()
             return 0

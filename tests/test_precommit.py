@@ -22,6 +22,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
+pytestmark = pytest.mark.slow
+
 pytest.importorskip("pre_commit", reason="pre-commit is not installed (the test extra has it)")
 
 TIMEOUT = 240  # seconds for one pre-commit run: a venv and a pip install on a cold cache

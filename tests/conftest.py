@@ -6,7 +6,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
-SHARED = ROOT.parent / "shared"
+SHARED = ROOT.parent / "shared"  # the product documents and corpus; absent in a user's clone
+DATA = ROOT / "tests" / "data"  # reference dumps the tests compare against (see tests/data/README.md)
 
 
 @pytest.fixture(autouse=True)

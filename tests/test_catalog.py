@@ -9,10 +9,9 @@ from pathlib import Path
 import pytest
 from mgpu_lint.catalog import knowledge as k
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-REFERENCE = SHARED / "reference"
-needs_shared = pytest.mark.skipif(not REFERENCE.is_dir(),
-                                  reason=f"reference catalog not found at {REFERENCE}")
+from tests.conftest import DATA
+
+REFERENCE = DATA
 
 # the lesson's own parameter counts (Example 1) replace the computed ones for these three
 LESSON_PARAMS = {"meta-llama/Llama-3.1-8B-Instruct": 8.03e9,
@@ -40,7 +39,6 @@ def _number(value: object) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-@needs_shared
 def test_models_match_reference_catalog() -> None:
     for ref in _reference("catalog/models.json")["models"]:
         match = k.resolve_model(ref["id"])
@@ -76,7 +74,6 @@ def test_models_match_reference_catalog() -> None:
             assert {n: tuple(v) for n, v in ref["lora_target_modules"].items()} == k.lora_modules(s)
 
 
-@needs_shared
 def test_gpus_match_reference_catalog() -> None:
     ref = _reference("catalog/gpus.json")
     assert sorted(REFERENCE_GPU_IDS) == sorted(g["id"] for g in ref["gpus"])
@@ -99,7 +96,6 @@ def test_gpus_match_reference_catalog() -> None:
             assert found is not None and found.name.split()[:2] == ours.name.split()[:2], accel
 
 
-@needs_shared
 def test_gguf_types_match_reference() -> None:
     for t in _reference("engines/gguf-types.json"):
         if t["kind"] == "tensor_type":
@@ -108,7 +104,6 @@ def test_gguf_types_match_reference() -> None:
             assert k.gguf_file_type_bits(t["type"]) == t["bpw"]
 
 
-@needs_shared
 def test_instance_types_match_reference_table() -> None:
     text = (REFERENCE / "catalog/k8s-labels.md").read_text("utf-8")
     rows = {"p4d.24xlarge": ("a100-sxm-40gb", 8), "p5.48xlarge": ("h100-sxm", 8),

@@ -5,21 +5,19 @@ from __future__ import annotations
 import difflib
 import json
 import random
-from pathlib import Path
 from typing import Any
 
-import pytest
 from mgpu_lint.engines import Invocation, parse_launch
 from mgpu_lint.engines.catalog import OptionSpec, llama_catalog
 from mgpu_lint.findings import Finding
 
+from tests.conftest import DATA
+
 from .test_engine_vllm import one_edit
 from .wordutil import codes, list_launch, make_launch, render
 
-REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "engines"
-needs_reference = pytest.mark.skipif(
-    not REFERENCE.is_dir(), reason=f"reference engine catalogs not found at {REFERENCE}"
-)
+REFERENCE = DATA / "engines"
+
 
 
 def parse(command: str, **kw: Any) -> tuple[Invocation, list[Finding]]:
@@ -33,7 +31,6 @@ def sample_value(spec: OptionSpec) -> str:
             "hostport_list": "10.0.0.2:50052"}.get(spec.type, "x")
 
 
-@needs_reference
 def test_every_reference_spelling_is_accepted() -> None:
     catalog = llama_catalog()
     for r in json.loads((REFERENCE / "llama-server.json").read_text("utf-8")):
@@ -48,7 +45,6 @@ def test_every_reference_spelling_is_accepted() -> None:
             assert [o.key for o in inv.occurrences][-1] == spec.key
 
 
-@needs_reference
 def test_every_reference_choice_list_is_enforced() -> None:
     for r in json.loads((REFERENCE / "llama-server.json").read_text("utf-8")):
         if not r["choices"]:

@@ -3,23 +3,22 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
-import pytest
 from mgpu_lint.engines import Invocation, parse_launch
 from mgpu_lint.findings import Finding
 
+from tests.conftest import DATA
+
 from .wordutil import codes, list_launch, make_launch, render
 
-REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "engines"
+REFERENCE = DATA / "engines"
 
 
 def parse(command: str) -> tuple[Invocation, list[Finding]]:
     return parse_launch(make_launch(command, engine="rpc-server"))
 
 
-@pytest.mark.skipif(not REFERENCE.is_dir(), reason=f"reference not found at {REFERENCE}")
 def test_every_reference_spelling_is_accepted() -> None:
     for r in json.loads((REFERENCE / "rpc-server.json").read_text("utf-8")):
         value = {"int": " 2", "string": " 127.0.0.1"}.get(r["value_type"], " CUDA0")

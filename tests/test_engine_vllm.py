@@ -8,18 +8,17 @@ import random
 from pathlib import Path
 from typing import Any
 
-import pytest
 from mgpu_lint.engines import Invocation, parse_launch
 from mgpu_lint.engines.catalog import OptionSpec, vllm_catalog
 from mgpu_lint.findings import Finding
 from mgpu_lint.launch import ENTRY_VLLM_API_SERVER
 
+from tests.conftest import DATA
+
 from .wordutil import codes, list_launch, make_launch, render
 
-REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "engines"
-needs_reference = pytest.mark.skipif(
-    not REFERENCE.is_dir(), reason=f"reference engine catalogs not found at {REFERENCE}"
-)
+REFERENCE = DATA / "engines"
+
 PARSE_ERRORS = {"MG004", "MG005", "MG006", "MG013", "MG014", "MG016"}
 
 
@@ -46,7 +45,6 @@ def command_for(spelling: str, spec: OptionSpec) -> str:
     return f"vllm serve org/model {spelling}"
 
 
-@needs_reference
 def test_every_reference_spelling_is_accepted() -> None:
     catalog = vllm_catalog()
     ref = json.loads((REFERENCE / "vllm-serve.json").read_text("utf-8"))
@@ -62,7 +60,6 @@ def test_every_reference_spelling_is_accepted() -> None:
             assert inv.model is not None and inv.model.value == "org/model"
 
 
-@needs_reference
 def test_every_reference_choice_list_is_enforced() -> None:
     catalog = vllm_catalog()
     ref = json.loads((REFERENCE / "vllm-serve.json").read_text("utf-8"))

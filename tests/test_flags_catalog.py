@@ -1,9 +1,8 @@
-"""The flag catalogs against the reference lists (../shared/reference/engines)."""
+"""The flag catalogs against the reference lists (tests/data/engines)."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,10 +16,10 @@ from mgpu_lint.engines.catalog import (
     vllm_versions,
 )
 
-REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "engines"
-needs_reference = pytest.mark.skipif(
-    not REFERENCE.is_dir(), reason=f"reference engine catalogs not found at {REFERENCE}"
-)
+from tests.conftest import DATA
+
+REFERENCE = DATA / "engines"
+
 
 
 def reference(name: str) -> list[dict[str, Any]]:
@@ -42,7 +41,6 @@ def test_counts() -> None:
     assert set(rpc.retired_by_spelling) == {"-m", "--mem"}
 
 
-@needs_reference
 def test_vllm_matches_reference() -> None:
     ref = [r for r in reference("vllm-serve.json") if not r["positional"]]
     catalog = vllm_catalog()
@@ -62,7 +60,6 @@ def test_vllm_matches_reference() -> None:
     assert len(ref) == len(catalog.options)
 
 
-@needs_reference
 @pytest.mark.parametrize("name, load", [
     ("llama-server.json", llama_catalog), ("rpc-server.json", rpc_catalog)])
 def test_llama_matches_reference(name: str, load: Any) -> None:

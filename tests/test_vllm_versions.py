@@ -1,11 +1,10 @@
-"""Every catalogued vLLM release against its reference dump (../shared/reference/engines/vllm-versions)
+"""Every catalogued vLLM release against its reference dump (tests/data/engines/vllm-versions)
 and the release-dependent parsing: version choice, removed/added/deprecated flags, entry points."""
 
 from __future__ import annotations
 
 import json
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,13 +19,12 @@ from mgpu_lint.engines.catalog import (
 from mgpu_lint.findings import Finding
 from mgpu_lint.launch import ENTRY_VLLM_API_SERVER
 
+from tests.conftest import DATA
+
 from .wordutil import codes, make_launch, render
 
-REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "engines" / \
-    "vllm-versions"
-needs_reference = pytest.mark.skipif(
-    not REFERENCE.is_dir(), reason=f"per-release vLLM reference dumps not found at {REFERENCE}"
-)
+REFERENCE = DATA / "engines" / "vllm-versions"
+
 RELEASES = vllm_versions()
 
 
@@ -46,12 +44,10 @@ def test_every_line_from_0_6_to_0_33_is_catalogued() -> None:
     assert RELEASES == tuple(sorted(RELEASES, key=version_key))
 
 
-@needs_reference
 def test_releases_are_the_reference_files() -> None:
     assert sorted(RELEASES) == sorted(p.stem for p in REFERENCE.glob("*.json"))
 
 
-@needs_reference
 @pytest.mark.parametrize("version", RELEASES)
 def test_release_matches_reference(version: str) -> None:
     """Spellings, negative forms, booleans, choices and arities, option by option."""
@@ -88,7 +84,6 @@ def test_release_matches_reference(version: str) -> None:
                             for n in r["names"] + r["neg_names"]}
 
 
-@needs_reference
 def test_every_spelling_of_every_release_parses() -> None:
     for version in RELEASES:
         catalog = vllm_catalog(version)

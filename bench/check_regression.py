@@ -52,6 +52,12 @@ def main(argv: list[str] | None = None) -> int:
     baseline = json.loads(BASELINE.read_text(encoding="utf-8"))["quick"]
     passed, message = compare(current, baseline)
     print(message)
+    repo_now, repo_then = current.get("repository"), baseline.get("repository")
+    if isinstance(repo_now, dict) and isinstance(repo_then, dict) \
+            and "ratio_vs_yamllint" in repo_now and "ratio_vs_yamllint" in repo_then:
+        repo_passed, repo_message = compare(repo_now, repo_then)
+        print(f"repository scenario: {repo_message}")
+        passed = passed and repo_passed
     return 0 if passed else 1
 
 

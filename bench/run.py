@@ -33,7 +33,8 @@ import venv
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from generate import generate  # bench/ is the script's directory, first on sys.path
+from generate import generate, make_spec, render  # bench/ is the script's directory
+from generate_repo import generate_repo
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -139,6 +140,39 @@ def import_times(python: str, top: int = 10) -> dict[str, object]:
     }
 
 
+LSP_SCRIPT = """
+import statistics, sys, time
+from mgpu_lint.lsp import lint_text
+text = open(sys.argv[1], encoding="utf-8").read()
+for _ in range(3):
+    lint_text(sys.argv[1], text)  # warm-up: catalogs, grammars, caches
+times = []
+for i in range(int(sys.argv[2])):
+    edited = text.replace("replicas: 1", f"replicas: {1 + i % 3}", 1)  # a real edit each time
+    t0 = time.perf_counter()
+    lint_text(sys.argv[1], edited)
+    times.append(time.perf_counter() - t0)
+print(statistics.median(times))
+"""
+
+
+def lsp_manifest(path: Path, target_bytes: int = 27_000) -> int:
+    """A multi-document manifest of about ``target_bytes`` (generated Deployments)."""
+    docs: list[str] = []
+    i = 0
+    while sum(len(d) for d in docs) < target_bytes:
+        docs.append(render(make_spec(i, 7)))
+        i += 1
+    text = "---\n".join(docs)
+    path.write_text(text, encoding="utf-8")
+    return len(text.encode("utf-8"))
+
+
+def lsp_relint_seconds(python: str, path: Path, runs: int) -> float:
+    """Median in-process time of the language server's lint of one open document."""
+    return float(run_child([python, "-c", LSP_SCRIPT, str(path), str(runs)]).stdout)
+
+
 @dataclass(slots=True)
 class Throughput:
     files: int
@@ -206,7 +240,28 @@ def measure(quick: bool) -> dict[str, object]:
         results["ratio_vs_yamllint"] = round(mg.seconds / yl.seconds, 3)
         results["cold_start_ratio_vs_yamllint"] = round(mg_cold / yl_cold, 2)
     results["ratio_vs_composition"] = round(mg.seconds / comp, 2)
+    results["repository"] = repository(cli, exe, 100 if quick else 1000, repeats)
+    manifest = OUT / "lsp-27k.yaml"
+    size = lsp_manifest(manifest)
+    results["lsp_relint"] = {"bytes": size,
+                             "seconds": round(lsp_relint_seconds(python, manifest,
+                                                                 10 if quick else 30), 4)}
     return results
+
+
+def repository(cli: str, yamllint: Path | None, n: int, repeats: int) -> dict[str, object]:
+    """The repository scenario: a platform repo where ~15% of the files launch an engine."""
+    tree = OUT / f"repo-{n}"
+    counts = generate_repo(n, tree)
+    size = sum(p.stat().st_size for p in tree.rglob("*") if p.is_file())
+    mg = throughput([cli, "--exit-zero", "--format", "json", str(tree)], n, repeats)
+    out: dict[str, object] = {"files": n, "kinds": counts, "bytes": size, "mgpu_lint": asdict(mg)}
+    if yamllint is not None:
+        yl = throughput([str(yamllint), str(tree)], n, 1)
+        out["yamllint"] = asdict(yl)
+        out["speedup_vs_yamllint"] = round(mg.files_per_s / yl.files_per_s, 2)
+        out["ratio_vs_yamllint"] = round(mg.seconds / yl.seconds, 4)
+    return out
 
 
 def table(r: dict[str, object]) -> str:
@@ -243,6 +298,21 @@ def table(r: dict[str, object]) -> str:
                                          f"({catches['findings']:,} findings)")))
     rows.append(("import time (one command)", (f"{imports['total_ms']} ms, "
                                              f"{imports['modules']} modules")))
+    repo = r.get("repository")
+    if isinstance(repo, dict):
+        rmg = repo["mgpu_lint"]
+        assert isinstance(rmg, dict)
+        rows.append((f"repository ({repo['files']:,} files, {repo['bytes'] / 1e6:.0f} MB)",
+                     f"{rmg['files_per_s']:,.0f} files/s, peak {rmg['maxrss_mib']:.0f} MiB"))
+        if "speedup_vs_yamllint" in repo:
+            ryl = repo["yamllint"]
+            assert isinstance(ryl, dict)
+            rows.append(("repository: yamllint", f"{ryl['files_per_s']:,.1f} files/s"))
+            rows.append(("repository speed-up vs yamllint", f"{repo['speedup_vs_yamllint']}x"))
+    lsp = r.get("lsp_relint")
+    if isinstance(lsp, dict):
+        rows.append((f"LSP re-lint ({lsp['bytes'] / 1000:.0f} KB manifest)",
+                     f"{lsp['seconds'] * 1000:.1f} ms"))
     width = max(len(k) for k, _ in rows)
     lines = [f"{k:<{width}}  {v}" for k, v in rows]
     lines.append("largest imports (cumulative ms, top level):")

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Callable
 from .discover import candidates, kind_by_name, read_source
 from .findings import Finding, Severity
 from .launch import HpaInfo, Launch, ServiceInfo
+from .prepass import may_matter
 from .source import SourceFile, Span
 from .sources import FileResult, extract
 
@@ -101,6 +102,8 @@ def read_files(paths: list[str], stdin_text: str | None = None,
                     hint="name the file so its kind shows (.yaml, .sh, Dockerfile, .md) or add a "
                          "shell shebang"))
             continue
+        if not may_matter(src.text, src.kind):
+            continue  # no launch, linked object or directive can be in it (linter/prepass.py)
         result = extract_file(src)
         run.files.append(result)
         run.findings.extend(result.findings)

@@ -123,14 +123,15 @@ DEEP = 30_000
     ("quote-in-plain-scalar", "a: [x ', " + "[" * DEEP + "]" * DEEP + "]\n"),
 ])
 def test_deep_nesting_is_mg002(tmp_path: Path, name: str, text: str) -> None:
-    (tmp_path / f"{name}.yaml").write_text(text)
+    # the comment names an engine, so the pre-pass (linter/prepass.py) lets the file be composed
+    (tmp_path / f"{name}.yaml").write_text("# image: vllm/vllm-openai\n" + text)
     _, report = cli(f"{name}.yaml", cwd=tmp_path)
     assert "MG002" in codes_of(report), report["findings"]
 
 
 def test_nesting_at_the_limit_still_parses(tmp_path: Path) -> None:
     """Depth 999 is legal YAML and is composed, not refused (no false MG002)."""
-    (tmp_path / "ok.yaml").write_text("a: " + "[" * 999 + "]" * 999 + "\n")
+    (tmp_path / "ok.yaml").write_text("# vllm\na: " + "[" * 999 + "]" * 999 + "\n")
     _, report = cli("ok.yaml", cwd=tmp_path)
     assert "MG002" not in codes_of(report)
 

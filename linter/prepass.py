@@ -1,0 +1,60 @@
+"""The cheap pre-pass: can this text hold a launch, or an object that links to one?
+
+Most files of a platform repository (CustomResourceDefinitions, Helm values, CI workflows, plain
+Services) hold no launch. Composing their YAML is most of what linting them would cost, so each
+decoded file is first searched, as text, for what every reader needs to see before it can find
+anything: an engine's name (a program, module, image or orchestrator field all spell it), an
+object kind that links to launches in other files (Service, HPA, Ingress/Gateway routes, KServe
+InferenceService), or a suppression comment (an unused one is reported). A file with none of them
+cannot yield a finding and is not composed.
+
+The test is a superset on purpose: a false "may matter" costs one composition, a false "cannot
+matter" loses findings. ``tests/test_prepass.py`` checks it against every fixture (and the corpus
+when it is beside the repository): no file that yields a finding is skipped.
+
+A file whose every YAML document is a CustomResourceDefinition is skipped even when its schema
+text names an engine: a CRD declares a type, it never runs a container.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Words every launch reader needs before it finds a launch (case-insensitive): the programs
+# (`vllm`, `llama-server`, `rpc-server`, `ggml-rpc-server`, `sglang`), python modules
+# (`vllm.entrypoints`, `dynamo.vllm`, `sglang.launch_server`), images (`vllm/vllm-openai`,
+# `ggml-org/llama.cpp`, `lmsysorg/sglang`, `llm-d`), orchestrator engine fields (KubeAI
+# `engine: VLLM` / `LlamaCPP`), `LLAMA_ARG_*` environment variables, and the kinds of objects that
+# link to launches in other files. `mgpu-lint` covers suppression comments and annotations.
+_MAY_MATTER = re.compile(
+    r"vllm|llama|rpc-server|sglang|dynamo|llm-?d|mgpu-lint"
+    r"|kind:\s*[\"']?(?:Service|HorizontalPodAutoscaler|Ingress|Gateway|HTTPRoute|GRPCRoute"
+    r"|InferenceService|ServingRuntime|ClusterServingRuntime|InferencePool|LeaderWorkerSet"
+    r"|RayService|RayCluster|RayJob)\b"
+    r"|\"kind\"\s*:\s*\"(?:Service|HorizontalPodAutoscaler|Ingress|InferenceService)\"",
+    re.IGNORECASE,
+)
+_DOC_SEPARATOR = re.compile(r"^---[ \t]*(?:#.*)?$", re.M)
+_CRD_KIND = re.compile(r"^kind:[ \t]*[\"']?CustomResourceDefinition[\"']?[ \t]*(?:#.*)?$", re.M)
+_CONTENT_LINE = re.compile(r"^[ \t]*[^\s#]", re.M)
+
+
+def may_matter(text: str, kind: str) -> bool:
+    """False only when no reader could find a launch, a linked object or a directive in ``text``."""
+    if kind not in ("yaml", "markdown", "shell", "dockerfile"):
+        return True
+    if kind == "yaml" and "CustomResourceDefinition" in text and _only_crds(text):
+        return "mgpu-lint" in text
+    return _MAY_MATTER.search(text) is not None
+
+
+def _only_crds(text: str) -> bool:
+    """Every non-empty YAML document of ``text`` is a block mapping with `kind: CRD` at column 0."""
+    docs = 0
+    for chunk in _DOC_SEPARATOR.split(text):
+        if _CONTENT_LINE.search(chunk) is None:
+            continue  # empty or comments only
+        if _CRD_KIND.search(chunk) is None:
+            return False
+        docs += 1
+    return docs > 0

@@ -1,0 +1,77 @@
+"""The pre-pass never drops a file that holds a launch, a linked object or a directive.
+
+For every fixture (and every corpus file when ../shared is beside the repository) the file is read
+and extracted as if the pre-pass did not exist; whenever extraction finds anything a rule or a
+cross-file link could use, the pre-pass must have said the file may matter.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from mgpu_lint.discover import kind_by_name, kind_by_content, read_source
+from mgpu_lint.prepass import may_matter
+from mgpu_lint.runner import extract_file
+from mgpu_lint.suppress import directives
+
+from tests.conftest import FIXTURES, SHARED
+
+
+def _files() -> list[Path]:
+    files = [p for p in FIXTURES.rglob("*") if p.is_file()]
+    corpus = SHARED / "corpus" / "files"
+    if corpus.is_dir():
+        files += [p for p in corpus.rglob("*") if p.is_file()]
+    return sorted(files)
+
+
+def _yields_something(path: Path) -> tuple[bool, str]:
+    kind = kind_by_name(str(path))
+    src, err = read_source(str(path), kind)
+    if src is None or src.kind == "unknown":
+        return False, ""
+    result = extract_file(src)
+    found = bool(result.launches or result.findings or result.services or result.hpas
+                 or result.ignores or directives(src))
+    return found, src.text
+
+
+def test_fixture_set_is_not_empty() -> None:
+    assert len(_files()) > 100
+
+
+def test_no_file_that_yields_anything_is_skipped() -> None:
+    missed = []
+    for path in _files():
+        found, text = _yields_something(path)
+        kind = kind_by_name(str(path)) or kind_by_content(text) or "unknown"
+        if found and not may_matter(text, kind):
+            missed.append(str(path))
+    assert missed == []
+
+
+@pytest.mark.parametrize("text", [
+    "apiVersion: v1\nkind: ConfigMap\ndata:\n  a: b\n",
+    "name: ci\non: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n",
+    "replicaCount: 2\nimage:\n  repository: example/api\n",
+    "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: x\n"
+    "spec:\n  description: passes VLLM_ADDITIONAL_ARGS to vllm\n---\n# two CRDs\n"
+    "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: y\n",
+])
+def test_files_without_launches_are_skipped(text: str) -> None:
+    assert not may_matter(text, "yaml")
+
+
+@pytest.mark.parametrize("text", [
+    "apiVersion: v1\nkind: Service\nmetadata:\n  name: api\n",
+    "kind: HorizontalPodAutoscaler\n",
+    "containers:\n  - image: vllm/vllm-openai:v0.30.0\n",
+    "command: [llama-server, -m, /m.gguf]\n",
+    "# mgpu-lint: disable-file=MG701\nkind: ConfigMap\n",
+    # a CRD beside a workload is not "only CRDs"
+    "kind: CustomResourceDefinition\n---\nkind: Deployment\nspec:\n  image: vllm/vllm-openai\n",
+    "{\"kind\": \"Service\", \"apiVersion\": \"v1\"}\n",
+])
+def test_files_that_may_matter_are_kept(text: str) -> None:
+    assert may_matter(text, "yaml")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -38,7 +39,12 @@ def analyze(launch: Launch, settings: "Settings", options: "Options",
     from .rules import CHECKS
     from .runner import internal_error
 
-    inv, findings = parse_launch(launch, options.target_version or settings.target_version)
+    if options.target_version and options.target_version != settings.target_version:
+        # `--target-version` on the command line outranks the configuration's (DECISIONS
+        # "Release precedence"); rules that re-parse peers or ask whether a release is pinned
+        # read it from the settings
+        settings = dataclasses.replace(settings, target_version=options.target_version)
+    inv, findings = parse_launch(launch, settings.target_version)
     model = model_facts(inv, launch, settings) if launch.engine != RPC_SERVER else None
     if model is not None and model.shape is None:
         findings.append(unknown_model(launch, model))

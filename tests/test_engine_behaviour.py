@@ -1,0 +1,221 @@
+"""What the engine does, row by row: a launch, where it runs, what vLLM or llama.cpp does with it,
+the source that proves it, and the findings that must (and must not) follow.
+
+Each row was read in the engine's source (vLLM wheels 0.10.2, 0.15.1, 0.20.2, 0.25.1, 0.30.0,
+0.33.0; llama.cpp master).  ``expect`` maps a code to the severity it must have; ``absent``
+lists codes that must not appear (the engine stops earlier, or does not check this).  A row's
+``files`` put the launch into a file of that name (a Kubernetes manifest, a compose file);
+otherwise the command is linted with ``--command`` and ``release`` as ``--target-version``.
+Add a row for every engine fact a rule implements.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from mgpu_lint.cli import main
+
+LLAMA = "meta-llama/Llama-3.1-8B-Instruct"
+MOE = "Qwen/Qwen3-30B-A3B"
+
+
+@dataclass(frozen=True)
+class Behaviour:
+    name: str
+    command: str  # the launch (or, with `files`, the name of the file that holds it)
+    does: str  # what the engine does with it
+    source: str  # file and function in the engine's source, and the releases read
+    expect: dict[str, str] = field(default_factory=dict)  # code -> severity
+    absent: tuple[str, ...] = ()
+    release: str | None = "0.30.0"  # --target-version (None: nothing pins the release)
+    files: dict[str, str] = field(default_factory=dict)  # name -> text (the launch's context)
+
+
+TABLE: list[Behaviour] = [
+    # ------------------------------------------------------------ data parallel
+    Behaviour("dp-local-above-dp", f"vllm serve {MOE} -dp 2 -dpl 4 --enable-expert-parallel",
+              "ValueError: data_parallel_size_local (4) must be <= data_parallel_size (2)",
+              "vllm/config/parallel.py ParallelConfig._validate_parallel_config (0.10.2-0.33.0)",
+              {"MG801": "error"}),
+    Behaviour("dp-rank-out-of-range", f"vllm serve {MOE} -dp 2 --data-parallel-rank 2 -ep",
+              "ValueError: data_parallel_rank (2) must be in the range [0, 2)",
+              "vllm/config/parallel.py ParallelConfig.__post_init__ (0.10.2-0.33.0)",
+              {"MG802": "error"}, ("MG812",)),
+    Behaviour("dp-rank-in-range", f"vllm serve {MOE} -dp 2 --data-parallel-rank 1 -ep",
+              "starts rank 1 of 2 (external load balancing of a MoE model)",
+              "vllm/engine/arg_utils.py create_engine_config (0.30.0)",
+              {}, ("MG802", "MG812")),
+    Behaviour("external-lb-dense", f"vllm serve {LLAMA} -dp 2 --data-parallel-rank 0",
+              "ValueError: Non-MoE models do not support external data parallel mode",
+              "vllm/engine/arg_utils.py create_engine_config (0.25.1-0.33.0)",
+              {"MG812": "error"}),
+    Behaviour("external-lb-dense-0.20", f"vllm serve {LLAMA} -dp 2 --data-parallel-rank 0",
+              "starts: 0.20.2 has no dense-model check",
+              "vllm/engine/arg_utils.py create_engine_config (0.20.2)",
+              {}, ("MG812",), release="0.20.2"),
+    Behaviour("external-lb-one-engine", f"vllm serve {MOE} --data-parallel-external-lb -ep",
+              "ValueError: data_parallel_external_lb can only be set when data_parallel_size > 1",
+              "vllm/config/parallel.py ParallelConfig._validate_parallel_config (0.15.1-0.33.0)",
+              {"MG812": "error"}),
+    Behaviour("external-lb-one-engine-unpinned",
+              f"vllm serve {MOE} --data-parallel-external-lb -ep",
+              "refused from 0.15.1; nothing says which release runs",
+              "vllm/config/parallel.py (0.15.1-0.33.0; absent in 0.10.2)",
+              {"MG812": "warning"}, release=None),
+    Behaviour("hybrid-lb-without-dpl", f"vllm serve {MOE} -dp 4 -dph -ep",
+              "ValueError: `--data-parallel-hybrid-lb` requires `--data-parallel-size-local`",
+              "vllm/engine/arg_utils.py create_engine_config (0.15.1-0.33.0; assert to 0.25)",
+              {"MG813": "error"}),
+    Behaviour("headless-api-server-1",
+              f"vllm serve {MOE} -dp 4 -dpl 2 -dpsr 2 -dpa 10.0.0.1 --headless -asc 1 -ep",
+              "ValueError: --api-server-count=1 cannot be used with --headless",
+              "vllm/entrypoints/cli/serve.py ServeSubcommand.cmd (0.15.1-0.33.0)",
+              {"MG811": "error"}),
+    Behaviour("headless-api-server-1-0.10",
+              f"vllm serve {MOE} -dp 4 -dpl 2 -dpsr 2 -dpa 10.0.0.1 --headless -asc 1 -ep",
+              "starts: 0.10.2 refuses only counts above 1 (run_headless)",
+              "vllm/entrypoints/cli/serve.py run_headless (0.10.2)",
+              {}, ("MG811",), release="0.10.2"),
+    # ------------------------------------------------------------ executors
+    Behaviour("nnodes-ray-executor",
+              f"vllm serve {LLAMA} -tp 8 -pp 2 --nnodes 2 --node-rank 0 --master-addr 10.0.0.1 "
+              "--distributed-executor-backend ray",
+              "ValueError: nnodes > 1 can only be set when distributed executor backend is mp, "
+              "uni or external_launcher.",
+              "vllm/config/parallel.py ParallelConfig.__post_init__ (0.15.1-0.33.0)",
+              {"MG803": "error"}, ("MG106",)),
+    Behaviour("nnodes-ray-dp-backend",
+              f"vllm serve {MOE} -dp 16 --nnodes 2 --node-rank 0 --master-addr 10.0.0.1 "
+              "-dpb ray -ep",
+              "ValueError: `--nnodes 2` requires `--data-parallel-backend mp`",
+              "vllm/engine/arg_utils.py create_engine_config (0.15.1-0.33.0)",
+              {"MG804": "error"}),
+    Behaviour("pp-uni", f"vllm serve {LLAMA} -pp 2 --distributed-executor-backend uni",
+              "NotImplementedError: Pipeline Parallelism without Ray distributed executor or "
+              "multiprocessing executor or external launcher is not supported.",
+              "vllm/engine/arg_utils.py EngineArgs._check_feature_supported (0.10.2-0.33.0)",
+              {"MG809": "error"}),
+    Behaviour("pp-mp", f"vllm serve {LLAMA} -pp 2 --distributed-executor-backend mp",
+              "starts two pipeline stages in worker processes",
+              "vllm/engine/arg_utils.py EngineArgs._check_feature_supported (0.30.0)",
+              {}, ("MG809",)),
+    Behaviour("nsight-mp", f"vllm serve {LLAMA} -tp 2 --ray-workers-use-nsight",
+              "ValueError: Unable to use nsight profiling unless workers run with Ray.",
+              "vllm/config/parallel.py ParallelConfig._verify_args (0.10.2-0.33.0)",
+              {"MG810": "error"}),
+    Behaviour("nsight-dp-ray", f"vllm serve {MOE} -dp 2 -dpb ray --ray-workers-use-nsight -ep",
+              "the executor defaults to ray with --data-parallel-backend ray",
+              "vllm/config/parallel.py ParallelConfig.__post_init__ (0.30.0)",
+              {}, ("MG810",)),
+    # ------------------------------------------------------------ MoE / EPLB
+    Behaviour("eplb-without-ep", f"vllm serve {MOE} -tp 2 --enable-eplb",
+              "ValueError: enable_expert_parallel must be True to use EPLB.",
+              "vllm/config/parallel.py ParallelConfig._validate_parallel_config (0.10.2-0.33.0)",
+              {"MG805": "error"}, ("MG806",)),
+    Behaviour("eplb-one-gpu", f"vllm serve {MOE} -ep --enable-eplb",
+              "ValueError: EPLB requires tensor, prefill-context, or data parallelism",
+              "vllm/config/parallel.py ParallelConfig._validate_parallel_config (0.10.2-0.33.0)",
+              {"MG806": "error"}, ("MG805",)),
+    Behaviour("redundant-without-eplb",
+              f"vllm serve {MOE} -tp 2 -ep --eplb-config.num_redundant_experts 8",
+              "ValueError: num_redundant_experts is set to 8 but EPLB is not enabled.",
+              "vllm/config/parallel.py ParallelConfig._validate_parallel_config (0.10.2-0.33.0)",
+              {"MG807": "error"}),
+    Behaviour("dcp-not-dividing-tp", f"vllm serve {LLAMA} -tp 4 -dcp 3",
+              "ValueError: tp_size=4 must be divisible by dcp_size=3.",
+              "vllm/config/parallel.py ParallelConfig._validate_parallel_config (0.20.2-0.33.0)",
+              {"MG808": "error"}),
+    Behaviour("dcp-not-dividing-tp-0.15", f"vllm serve {LLAMA} -tp 4 -dcp 3",
+              "no such start-up check in 0.15.1", "vllm/config/parallel.py (0.15.1)",
+              {}, ("MG808",), release="0.15.1"),
+    # ------------------------------------------------------------ LoRA, scheduler
+    Behaviour("max-loras-zero", f"vllm serve {LLAMA} --enable-lora --max-loras 0",
+              "pydantic ValidationError: max_loras Input should be greater than or equal to 1",
+              "vllm/config/lora.py LoRAConfig (0.15.1-0.33.0; a ValueError in 0.10.2)",
+              {"MG814": "error"}),
+    Behaviour("max-loras-zero-lora-off", f"vllm serve {LLAMA} --max-loras 0",
+              "starts: LoRAConfig is built only with --enable-lora",
+              "vllm/engine/arg_utils.py create_engine_config (0.30.0)", {}, ("MG814",)),
+    Behaviour("cpu-loras-below", f"vllm serve {LLAMA} --enable-lora --max-loras 4 "
+              "--max-cpu-loras 2",
+              "ValueError: max_cpu_loras (2) must be >= max_loras (4).",
+              "vllm/config/lora.py LoRAConfig._validate_lora_config (0.10.2-0.33.0)",
+              {"MG815": "error"}),
+    Behaviour("max-num-seqs-zero", f"vllm serve {LLAMA} --max-num-seqs 0",
+              "pydantic ValidationError: max_num_seqs Input should be greater than or equal to 1",
+              "vllm/config/scheduler.py SchedulerConfig (0.15.1-0.33.0)", {"MG816": "error"}),
+    Behaviour("batched-tokens-below-seqs",
+              f"vllm serve {LLAMA} --max-num-batched-tokens 128 --max-num-seqs 256",
+              "ValueError: max_num_batched_tokens (128) must be greater than or equal to "
+              "max_num_seqs (256).",
+              "vllm/config/scheduler.py SchedulerConfig.verify_max_model_len (0.10.2-0.33.0)",
+              {"MG817": "error"}),
+    Behaviour("batched-tokens-seqs-defaulted", f"vllm serve {LLAMA} --max-num-batched-tokens 128",
+              "starts: the default max_num_seqs is lowered to the token budget",
+              "vllm/engine/arg_utils.py _set_default_max_num_seqs_and_batched_tokens_args "
+              "(0.30.0)", {}, ("MG817",)),
+    Behaviour("batched-tokens-below-len-no-chunking",
+              f"vllm serve {LLAMA} --max-model-len 8192 --max-num-batched-tokens 4096 "
+              "--no-enable-chunked-prefill",
+              "ValueError: max_num_batched_tokens (4096) is smaller than max_model_len (8192).",
+              "vllm/config/scheduler.py SchedulerConfig.verify_max_model_len (0.10.2-0.33.0)",
+              {"MG817": "error"}),
+    Behaviour("batched-tokens-below-len-chunking",
+              f"vllm serve {LLAMA} --max-model-len 8192 --max-num-batched-tokens 4096",
+              "starts: chunked prefill splits long prompts",
+              "vllm/config/scheduler.py SchedulerConfig.verify_max_model_len (0.30.0)",
+              {}, ("MG817",)),
+    # ------------------------------------------------------------ front end
+    Behaviour("auto-tool-choice", f"vllm serve {LLAMA} --enable-auto-tool-choice",
+              "TypeError: Error: --enable-auto-tool-choice requires --tool-call-parser",
+              "vllm/entrypoints/launchers/cli_args.py validate_parsed_serve_args (0.30.0; "
+              "openai/cli_args.py 0.10.2-0.25.1, common/cli_args.py 0.33.0)",
+              {"MG818": "error"}),
+    Behaviour("port-too-large", f"vllm serve {LLAMA} --port 80000",
+              "OverflowError: bind(): port must be 0-65535",
+              "vllm/entrypoints/launchers/launcher.py setup_server/create_server_socket (0.30.0)",
+              {"MG819": "error"}),
+    Behaviour("port-zero", f"vllm serve {LLAMA} --port 0",
+              "binds a port the kernel picks", "vllm/entrypoints/launchers/launcher.py (0.30.0)",
+              {"MG819": "warning"}),
+]
+
+
+def _argv(b: Behaviour, tmp_path: Path) -> list[str]:
+    args = ["--format", "json"]
+    if b.release is not None:
+        args += ["--target-version", b.release]
+    if b.files:
+        for name, text in b.files.items():
+            (tmp_path / name).write_text(text, encoding="utf-8")
+        args.append(str(tmp_path / b.command))
+    else:
+        args += ["--command", b.command]
+    return args
+
+
+@pytest.mark.parametrize("b", TABLE, ids=[b.name for b in TABLE])
+def test_engine_behaviour(b: Behaviour, tmp_path: Path,
+                          capsys: pytest.CaptureFixture[str]) -> None:
+    assert b.does and b.source, "every row says what the engine does and where"
+    exit_code = main(_argv(b, tmp_path))
+    out = json.loads(capsys.readouterr().out)
+    assert exit_code in (0, 1)
+    got = {}
+    for f in out["findings"]:
+        assert f["code"] != "MG000", f
+        got.setdefault(f["code"], set()).add(f["severity"])
+    for code, severity in b.expect.items():
+        assert code in got, f"{b.name}: the engine {b.does!r} ({b.source}) but no {code}: {got}"
+        assert severity in got[code], f"{b.name}: {code} is {got[code]}, expected {severity}"
+    for code in b.absent:
+        assert code not in got, f"{b.name}: {code} must not fire ({b.does}; {b.source})"
+
+
+def test_table_names_are_unique() -> None:
+    names = [b.name for b in TABLE]
+    assert len(names) == len(set(names))

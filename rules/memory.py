@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from mgpu_lint.catalog import knowledge
 from mgpu_lint.deployment import Deployment
+from mgpu_lint.engines.catalog import version_key
 from mgpu_lint.findings import Finding, Related, Severity
 from mgpu_lint.launch import LLAMA_SERVER, VLLM
 from mgpu_lint.sizing import llamacpp as llama_sizing
@@ -543,16 +544,23 @@ def max_model_len_exceeds_model(d: Deployment) -> Iterator[Finding]:
 
 
 @rule("MG305", "gpu-memory-utilization-range", Severity.ERROR,
-      "--gpu-memory-utilization outside (0, 1], or above 0.95")
+      "--gpu-memory-utilization outside (0, 1) (1 on a CUDA GPU), or above 0.95")
 def gpu_memory_utilization_range(d: Deployment) -> Iterator[Finding]:
     """
     What it does: checks --gpu-memory-utilization, the share of each GPU's memory one vLLM
     instance may use (default 0.92 in 0.30.0, 0.9 in older releases).
 
     Why is this bad? A value outside (0, 1] is rejected at start-up ("Input should be greater
-    than 0" / "less than or equal to 1", CacheConfig, vLLM 0.30.0). Above 0.95 the rest of the
-    card (under 4 GB of an 80 GB GPU) must hold the CUDA context, NCCL buffers and anything
-    outside vLLM's memory pool: out-of-memory errors at start-up or under load.
+    than 0" / "less than or equal to 1", CacheConfig, vLLM 0.30.0). 1.0 on an NVIDIA GPU is
+    refused too: each worker asks for total × utilization bytes and compares it with the free
+    memory measured after the CUDA context and NCCL are up, which is always less than the whole
+    card ("Free memory on device … on startup is less than desired GPU memory utilization",
+    vllm/v1/worker/utils.py request_memory, called from gpu_worker.py Worker.init_device;
+    vllm/v1/worker/gpu_worker.py in 0.10.2). Above 0.95 the rest of the card (under 4 GB of an
+    80 GB GPU) must hold the CUDA context, NCCL buffers and other processes: out-of-memory
+    errors at start-up or under load. From vLLM 0.21 CUDA graphs are budgeted inside the pool
+    (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, on by default; gpu_worker.py
+    determine_available_memory); before that they sat outside it.
 
     Use instead: 0.9–0.95; to give the KV cache an exact size use --kv-cache-memory-bytes.
     """
@@ -570,9 +578,23 @@ def gpu_memory_utilization_range(d: Deployment) -> Iterator[Finding]:
                       hint="a share of the GPU's memory between 0 and 1, e.g. 0.9",
                       data={"utilization": value})
         return
+    spec = d.gpu.spec if d.gpu is not None else None
+    if value == 1 and (spec is None or spec.vendor == "NVIDIA"):
+        # vllm/v1/worker/utils.py request_memory (0.30.0; the same test in gpu_worker.py
+        # init_device in 0.10.2): requested = ceil(total × 1.0) = the whole card, compared with
+        # the free memory after the CUDA context and NCCL are created, which is always less
+        raw = setting.winner.raw if setting.winner is not None and setting.winner.raw \
+            else f"{value:g}"
+        yield Finding("MG305", Severity.ERROR,
+                      f"{flag} {raw} asks for the whole of each GPU: on CUDA vLLM refuses to start "
+                      "(\"Free memory on device … on startup is less than desired GPU memory "
+                      "utilization\", vllm/v1/worker/utils.py request_memory): the CUDA context "
+                      "and NCCL already hold part of the card when it measures",
+                      d.source, setting.span, hint="use at most 0.95 (the default is 0.92)",
+                      data={"utilization": value})
+        return
     if value <= UTILIZATION_WARN:
         return
-    spec = d.gpu.spec if d.gpu is not None else None
     rest = ""
     math_lines: tuple[str, ...] = ()
     if spec is not None:
@@ -581,9 +603,13 @@ def gpu_memory_utilization_range(d: Deployment) -> Iterator[Finding]:
             d.gpu.assumed else f" ({gb(left)} of {spec.name})"
         math_lines = ((f"outside vLLM's pool: {gb(spec.memory_bytes)} × (1 − {value:g}) = "
                       f"{gb(left)} per GPU"),)
+    # CUDA graphs are inside vLLM's budget from 0.21 (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS
+    # on by default; vllm/v1/worker/gpu_worker.py determine_available_memory, 0.30.0 logs "CUDA
+    # graph memory profiling is enabled (default since v0.21.0)"); before, they sat outside it
+    graphs = "" if version_key(d.inv.version) >= version_key("0.21.0") else " and CUDA graphs"
     yield Finding("MG305", Severity.WARNING,
                   f"{flag} {value:g} leaves {percent(1 - value)} of each GPU{rest} for the CUDA "
-                  "context, NCCL buffers and CUDA graphs outside vLLM's memory pool",
+                  f"context, NCCL buffers{graphs} and anything else on the card",
                   d.source, setting.span, hint="use at most 0.95 (the default is 0.92)",
                   math=math_lines, data={"utilization": value})
 

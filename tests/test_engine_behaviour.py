@@ -182,6 +182,28 @@ TABLE: list[Behaviour] = [
     Behaviour("port-zero", f"vllm serve {LLAMA} --port 0",
               "binds a port the kernel picks", "vllm/entrypoints/launchers/launcher.py (0.30.0)",
               {"MG819": "warning"}),
+    # ------------------------------------------------------------ memory
+    Behaviour("gpu-util-one", f"vllm serve {LLAMA} --gpu-memory-utilization 1.0",
+              "ValueError: Free memory on device ... on startup is less than desired GPU memory "
+              "utilization (the CUDA context and NCCL already hold part of the card)",
+              "vllm/v1/worker/utils.py request_memory from gpu_worker.py Worker.init_device "
+              "(0.30.0; gpu_worker.py init_device in 0.10.2)", {"MG305": "error"}),
+    Behaviour("gpu-util-high", f"vllm serve {LLAMA} --gpu-memory-utilization 0.97",
+              "starts; 3% of the card is left for the CUDA context, NCCL and other processes "
+              "(CUDA graphs are budgeted inside from 0.21)",
+              "vllm/v1/worker/gpu_worker.py determine_available_memory (0.30.0)",
+              {"MG305": "warning"}),
+    # ------------------------------------------------------------ llama.cpp
+    Behaviour("lora-scaled-two-words",
+              "llama-server -m models/x.gguf --lora-scaled adapters/a.gguf 0.5",
+              "error while handling argument \"--lora-scaled\": lora-scaled format: FNAME:SCALE",
+              "common/arg.cpp --lora-scaled handler (llama.cpp master; two words until "
+              "487674fbb, #18056)", {"MG006": "error"}, ("MG004",), release=None),
+    Behaviour("lora-scaled-pair",
+              "llama-server -m models/x.gguf --lora-scaled adapters/a.gguf:0.5,adapters/b.gguf:1",
+              "loads two adapters at scales 0.5 and 1",
+              "common/arg.cpp --lora-scaled handler (llama.cpp master)", {},
+              ("MG004", "MG006"), release=None),
 ]
 
 

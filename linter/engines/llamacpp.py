@@ -176,10 +176,64 @@ def _walk(b: Builder, launch: Launch, catalog: FlagCatalog) -> None:
             swallowed = True
             i += 1 + nargs
             continue
+        if spec.key in SCALED and _scaled_pairs(b, spec, text, flag_span, words, i):
+            i += 1 + nargs + (1 if _two_value_form(words, i) else 0)
+            continue
         occ = _valued(b, spec, text, flag_span, values)
         _repeat_warning(b, spec, previous, occ)
         seen_spellings[text] = occ
         i += 1 + nargs
+
+
+# `--lora-scaled` and `--control-vector-scaled` take FNAME:SCALE[,...]: each comma item is split
+# on ':' and must give exactly two parts, the second read by std::stof, else llama.cpp throws
+# "lora-scaled format: FNAME:SCALE" (common/arg.cpp, the options' handlers; llama.cpp master).
+# Until commit 487674fbb (#18056, December 2025) both took two words, FNAME SCALE.
+SCALED = {"lora_scaled": "lora-scaled", "control_vector_scaled": "control-vector-scaled"}
+
+
+def _two_value_form(words: tuple[Word, ...], i: int) -> bool:
+    """`--lora-scaled FNAME SCALE`: a value without ':' followed by a number."""
+    if i + 2 >= len(words) or ":" in words[i + 1].text:
+        return False
+    scale = words[i + 2].text
+    return bool(scale) and stof(scale) is not None and _STOF.fullmatch(scale) is not None
+
+
+def _scaled_pairs(b: Builder, spec: OptionSpec, text: str, flag_span: Span,
+                  words: tuple[Word, ...], i: int) -> bool:
+    """MG006 for a value that is not FNAME:SCALE[,...] (True when reported)."""
+    value = words[i + 1]
+    if value.unresolved:
+        return False
+    name = SCALED[spec.key]
+    if _two_value_form(words, i):
+        scale = words[i + 2]
+        b.report(
+            "MG006", Severity.ERROR,
+            f"{text} {value.text} {scale.text}: llama.cpp no longer takes the file and the "
+            f"scale as two words; it reads `{value.text}` as FNAME:SCALE and stops "
+            f"(\"{name} format: FNAME:SCALE\", common/arg.cpp)",
+            Span(value.span.start, scale.span.end),
+            hint=f"write {text} {value.text}:{scale.text}",
+        )
+        b.add(OptionValue(key=spec.key, spelling=text, flag_span=flag_span,
+                          value_span=Span(value.span.start, scale.span.end),
+                          raw=f"{value.text} {scale.text}", known=False))
+        return True
+    for item in value.text.split(","):
+        parts = item.split(":")
+        if len(parts) != 2 or stof(parts[1]) is None:
+            b.report(
+                "MG006", Severity.ERROR,
+                f"invalid value for {text}: `{item}` is not FNAME:SCALE; llama.cpp stops "
+                f"(\"{name} format: FNAME:SCALE\", common/arg.cpp)",
+                value.span, hint=f"write {text} FILE.gguf:0.5 (comma-separated for several)",
+            )
+            b.add(OptionValue(key=spec.key, spelling=text, flag_span=flag_span,
+                              value_span=value.span, raw=value.text, known=False))
+            return True
+    return False
 
 
 def _value_hint(spec: OptionSpec, text: str) -> str:

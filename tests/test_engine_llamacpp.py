@@ -25,6 +25,8 @@ def parse(command: str, **kw: Any) -> tuple[Invocation, list[Finding]]:
 
 
 def sample_value(spec: OptionSpec) -> str:
+    if spec.key in ("lora_scaled", "control_vector_scaled"):
+        return "a.gguf:0.5"  # FNAME:SCALE (common/arg.cpp)
     if spec.choices:
         return str(spec.choices[0])
     return {"int": "2", "float": "0.5", "ngl": "99", "float_list": "3,1", "uint_list": "1024",

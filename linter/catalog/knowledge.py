@@ -64,6 +64,10 @@ class ModelShape(BaseModel):
     sliding_window: int | None = None
     sliding_layers: int = Field(default=0, ge=0)
     lora_modules: dict[str, tuple[int, int]] | None = None
+    tie_embeddings: bool | None = Field(
+        default=None, description="config.json tie_word_embeddings (lm_head is the embedding)")
+    vision_params: float | None = Field(
+        default=None, ge=0, description="vision tower + projector params vLLM loads beside params")
     note: str | None = None
     source: tuple[str, ...] = ()
 
@@ -118,6 +122,10 @@ class GpuSpec(BaseModel):
     architecture: str = "unknown"
     compute_capability: str | None = None
     memory_gb: float = Field(gt=0, description="vendor GB (80 GB = 80e9 bytes)")
+    cuda_memory_gib: float | None = Field(
+        default=None, gt=0,
+        description="total memory as torch.cuda.mem_get_info reports it (GiB); what vLLM's "
+                    "gpu_memory_utilization multiplies")
     bandwidth_tbs: float = Field(gt=0, description="memory bandwidth, TB/s")
     bf16_tflops: float | None = Field(default=None, description="dense BF16; null when unsourced")
     form_factor: str = "unknown"
@@ -147,6 +155,12 @@ class GpuSpec(BaseModel):
     @property
     def memory_bytes(self) -> float:
         return self.memory_gb * 1e9
+
+    @property
+    def cuda_memory_bytes(self) -> int | None:
+        """Total memory CUDA reports (None when the catalog has no measured value)."""
+        v = self.cuda_memory_gib
+        return None if v is None else int(v * (1 << 30))
 
     @property
     def bandwidth_bytes_per_s(self) -> float:
@@ -286,8 +300,16 @@ _NAME_HINTS: tuple[tuple[frozenset[str], float, str], ...] = (
 )
 
 
+# RedHatAI's "-quantized.w8a8" / "-quantized.w4a16": a dot inside the name (Qwen2.5 keeps its own)
+_QUANTIZED_SUFFIX = re.compile(r"[-_.]quantized[-_.]", re.IGNORECASE)
+
+
+def _name_tokens(name: str) -> list[str]:
+    return [t for t in _SEPARATORS.split(_QUANTIZED_SUFFIX.sub("-", name).lower()) if t]
+
+
 def _model_key(name: str) -> str:
-    tokens = [t for t in _SEPARATORS.split(name.lower()) if t]
+    tokens = _name_tokens(name)
     if tokens and tokens[0] == "meta" and len(tokens) > 1:
         tokens = tokens[1:]
     return "".join(t for t in tokens if t not in _DROP)
@@ -302,7 +324,7 @@ def _gguf_type_in(name: str) -> str | None:
 
 
 def _name_hint(name: str) -> Precision | None:
-    tokens = set(_SEPARATORS.split(name.lower()))
+    tokens = set(_name_tokens(name))
     for words, bits, label in _NAME_HINTS:
         if tokens & words:
             return Precision(bits, label, "model name")
@@ -470,6 +492,8 @@ def _shape_from_config(cfg: dict[str, Any], name: str) -> ModelShape:
         kv_lora_rank=cfg.get("kv_lora_rank") if mla else None,
         qk_rope_head_dim=cfg.get("qk_rope_head_dim") if mla else None,
         sliding_window=sliding_window, sliding_layers=sliding_layers,
+        tie_embeddings=(bool(cfg["tie_word_embeddings"]) if "tie_word_embeddings" in cfg
+                        else None),
         note="read from config.json; params estimated from the shape",
         source=("local config.json",),
     )

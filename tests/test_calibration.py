@@ -87,6 +87,12 @@ def test_batch_defaults_follow_the_card() -> None:
     assert vb.batch_defaults(int(178 * GIB)) == (16384, 1024)
 
 
+def test_cuda_graph_estimate_is_subtracted_from_0_21() -> None:
+    assert not vb.release("0.19.0").cudagraphs_subtracted
+    assert vb.release("0.21.0").cudagraphs_subtracted
+    assert not vb.release("0.30.0", "0").cudagraphs_subtracted
+
+
 def test_cuda_graphs_are_subtracted_from_0_30_unless_eager() -> None:
     base = _budget("meta-llama/Llama-3.1-8B-Instruct", release="0.19.0")
     new = _budget("meta-llama/Llama-3.1-8B-Instruct", release="0.30.0")

@@ -62,15 +62,21 @@ class Release:
     """What changes between releases in the budget."""
 
     version: str
-    # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS (vllm/envs.py): default "1" in 0.30.0, so the CUDA
-    # graph estimate is subtracted; 0.19 only logged it (calibration sweep).  Releases we have not
-    # read are treated as 0.19 (not subtracted): the larger budget never invents a refusal.
+    # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS (vllm/envs.py): default "1", so the CUDA graph
+    # estimate is subtracted — "CUDA graph memory profiling is enabled (default since v0.21.0)"
+    # (vllm/v1/worker/gpu_worker.py determine_available_memory, 0.30.0); 0.19 only logged it
+    # (calibration sweep).
     cudagraphs_subtracted: bool
 
 
-def release(version: str) -> Release:
+def release(version: str, estimate_cudagraphs_env: str | None = None) -> Release:
+    """The release's behaviour; ``estimate_cudagraphs_env`` is VLLM_MEMORY_PROFILER_ESTIMATE_
+    CUDAGRAPHS when the launch sets it (vllm/envs.py: bool(int(value)))."""
     parts = tuple(int(p) for p in version.split(".")[:2] if p.isdigit())
-    return Release(version, parts >= (0, 30))
+    on = parts >= (0, 21)
+    if estimate_cudagraphs_env is not None and estimate_cudagraphs_env.strip().isdigit():
+        on = on and bool(int(estimate_cudagraphs_env.strip()))
+    return Release(version, on)
 
 
 # --------------------------------------------------------------------------- defaults
@@ -317,6 +323,7 @@ class Inputs:
     lora_bytes: int = 0
     device_name: str = ""
     release: str = "0.30.0"
+    estimate_cudagraphs_env: str | None = None
 
 
 @dataclass(frozen=True)
@@ -408,7 +415,7 @@ def cudagraph_bytes(tp: int, enforce_eager: bool, rel: Release) -> int:
 
 def budget(x: Inputs) -> Budget:
     """The KV cache vLLM would allocate for ``x`` (see the module docstring for the chain)."""
-    rel = release(x.release)
+    rel = release(x.release, x.estimate_cudagraphs_env)
     shape = x.shape
     tokens, seqs = scheduler_sizes(x.card_bytes, x.max_model_len, device_name=x.device_name,
                                    max_num_batched_tokens=x.max_num_batched_tokens,

@@ -23,6 +23,10 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 CONFIG_NAMES = (".mgpu-lint.toml", "mgpu-lint.toml", "pyproject.toml")
+# skipped when walking directories unless `exclude` replaces them (ruff's convention); .gitignore
+# is respected besides
+DEFAULT_EXCLUDE = (".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".tox",
+                   ".mypy_cache", ".pytest_cache", ".ruff_cache")
 
 
 class ConfigError(Exception):
@@ -49,6 +53,9 @@ class Settings:
     context: int = 8192
     target_version: str | None = None
     max_file_size: int = 10 * 1024 * 1024
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDE
+    extend_exclude: tuple[str, ...] = ()
+    force_exclude: bool = False
     models: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     gpus: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     stated: frozenset[str] = frozenset()
@@ -74,21 +81,21 @@ def _schema() -> type:
         context: int = Field(default=8192, ge=1)
         target_version: str | None = Field(default=None, alias="target-version")
         max_file_size: int = Field(default=10 * 1024 * 1024, ge=1, alias="max-file-size")
+        exclude: list[str] = Field(default_factory=lambda: list(DEFAULT_EXCLUDE))
+        extend_exclude: list[str] = Field(default_factory=list, alias="extend-exclude")
+        force_exclude: bool = Field(default=False, alias="force-exclude")
         models: dict[str, dict[str, Any]] = Field(default_factory=dict)
         gpus: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
         @field_validator("select", "ignore", "extend_select")
         @classmethod
         def _codes(cls, v: list[str] | None) -> list[str] | None:
-            if v is None:
-                return v
-            out = []
-            for code in v:
-                c = code.strip().upper()
-                if not c.startswith("MG") or not c[2:].isdigit() and c != "MG":
-                    raise ValueError(f"{code!r} is not a rule code or prefix (MG101, MG1)")
-                out.append(c)
-            return out
+            return check_selectors(v)
+
+        @field_validator("per_file_ignores")
+        @classmethod
+        def _file_codes(cls, v: dict[str, list[str]]) -> dict[str, list[str]]:
+            return {glob: check_selectors(codes) or [] for glob, codes in v.items()}
 
         @field_validator("target_version")
         @classmethod
@@ -113,10 +120,43 @@ def _settings_from(data: Any) -> Settings:
         context=model.context,
         target_version=model.target_version,
         max_file_size=model.max_file_size,
+        exclude=tuple(model.exclude),
+        extend_exclude=tuple(model.extend_exclude),
+        force_exclude=model.force_exclude,
         models=model.models,
         gpus=model.gpus,
         stated=frozenset(model.model_fields_set),
     )
+
+
+@lru_cache(maxsize=1)
+def _selectable() -> tuple[frozenset[str], tuple[str, ...]]:
+    """Every rule code and every prefix of one (MG, MG1, MG10, MG101)."""
+    from .rules import ALL
+
+    codes = tuple(r.code for r in ALL)
+    return frozenset(c[:n] for c in codes for n in range(2, len(c) + 1)), codes
+
+
+def check_selectors(values: list[str] | None, where: str | None = None) -> list[str] | None:
+    """Upper-cased rule selectors; an unknown code or prefix raises ValueError naming it, with
+    the closest known code (like ruff's `Unknown rule selector`)."""
+    if values is None:
+        return None
+    known, codes = _selectable()
+    out = []
+    for raw in values:
+        code = raw.strip().upper()
+        if code not in known:
+            import difflib
+
+            close = difflib.get_close_matches(code, codes, n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]}?" if close else \
+                "; `mgpu-lint rules` lists the codes"
+            what = f"Invalid value for '{where}': " if where else ""
+            raise ValueError(f"{what}unknown rule selector {raw!r}{hint}")
+        out.append(code)
+    return out
 
 
 def normalise_target_version(value: str) -> str:
@@ -152,47 +192,110 @@ class LoadedConfig:
 DEFAULT = LoadedConfig(Settings(), None, os.getcwd())
 
 
-def _format_error(path: str, exc: "ValidationError") -> str:
+def _key_line(text: str, key: str, table: str | None) -> int | None:
+    """The line (1-based) where ``key`` is set, inside ``[table]`` when given (best effort)."""
+    import re
+
+    inside = table is None
+    header = re.compile(r"^\s*\[+\s*([^\]]+?)\s*\]+")
+    head = key.split(".", 1)[0]
+    setting = re.compile(r"^\s*[\"']?" + re.escape(head) + r"[\"']?\s*=")
+    for number, line in enumerate(text.splitlines(), 1):
+        m = header.match(line)
+        if m:
+            name = m.group(1).replace('"', "").replace("'", "")
+            if table is None:
+                if name == head:
+                    return number
+                continue
+            inside = name == table
+            if name == f"{table}.{head}":
+                return number
+            continue
+        if inside and setting.match(line):
+            return number
+    return None
+
+
+def _format_error(path: str, exc: "ValidationError", text: str, table: str | None) -> str:
     lines = []
     for err in exc.errors():
         key = ".".join(str(x) for x in err["loc"]) or "(file)"
         msg = err["msg"]
         if err["type"] == "extra_forbidden":
             msg = "unknown key"
-        lines.append(f"{path}: key `{key}`: {msg}")
+        elif msg.startswith("Value error, "):
+            msg = msg[len("Value error, "):]
+        line = _key_line(text, key, table)
+        lines.append(f"{path}:{line}: key `{key}`: {msg}" if line else
+                     f"{path}: key `{key}`: {msg}")
     return "\n".join(lines)
 
 
-def load_file(path: str) -> LoadedConfig:
+def _read_toml(path: str) -> tuple[dict[str, Any], str]:
+    """A TOML file's table and text; unreadable or invalid TOML is a ConfigError with the line
+    and column tomllib reports."""
+    import re
+
     try:
         with open(path, "rb") as fh:
-            data = tomllib.load(fh)
+            raw = fh.read(1 << 20)
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read configuration: {exc.strerror or exc}") from None
+    text = raw.decode("utf-8", "replace")
+    try:
+        return tomllib.loads(raw.decode("utf-8")), text
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: not UTF-8 at byte {exc.start}") from None
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+        msg = str(exc)
+        m = re.search(r"\s*\(at line (\d+), column (\d+)\)$", msg)
+        if m:
+            reason = msg[:m.start()]
+            raise ConfigError(f"{path}:{m.group(1)}:{m.group(2)}: not valid TOML: {reason}") \
+                from None
+        m = re.search(r"\s*\(at end of document\)$", msg)
+        if m:
+            line = text.count("\n") + (0 if text.endswith("\n") else 1)
+            raise ConfigError(f"{path}:{max(line, 1)}: not valid TOML: {msg[:m.start()]} "
+                              "(at end of document)") from None
+        raise ConfigError(f"{path}: not valid TOML: {msg}") from None
+
+
+def load_file(path: str) -> LoadedConfig:
+    data, text = _read_toml(path)
+    table = None
     if os.path.basename(path) == "pyproject.toml":
-        table = data.get("tool", {}).get("mgpu-lint")
+        tool = data.get("tool", {})
+        table = tool.get("mgpu-lint") if isinstance(tool, dict) else None
         if table is None:
             raise ConfigError(f"{path}: no [tool.mgpu-lint] table")
-        data = table
+        data, table = table, "tool.mgpu-lint"
     from pydantic import ValidationError
 
     try:
         settings = _settings_from(data)
     except ValidationError as exc:
-        raise ConfigError(_format_error(path, exc)) from None
+        raise ConfigError(_format_error(path, exc, text, table)) from None
     return LoadedConfig(settings, path, os.path.dirname(os.path.abspath(path)))
 
 
 def _has_table(path: str) -> bool:
+    """Whether a configuration file applies: mgpu-lint's own files always, a pyproject.toml
+    with a [tool.mgpu-lint] table. A pyproject.toml that does not parse is an error (it may
+    hold our table), not silently skipped."""
     if os.path.basename(path) != "pyproject.toml":
         return True
     try:
         with open(path, "rb") as fh:
-            return "mgpu-lint" in tomllib.load(fh).get("tool", {})
-    except (OSError, tomllib.TOMLDecodeError):
+            head = fh.read(1 << 20)
+    except OSError:
         return False
+    if b"mgpu-lint" not in head:
+        return False
+    data, _ = _read_toml(path)
+    tool = data.get("tool", {})
+    return isinstance(tool, dict) and "mgpu-lint" in tool
 
 
 @lru_cache(maxsize=512)
@@ -216,3 +319,45 @@ def config_for(file_path: str, explicit: LoadedConfig | None) -> LoadedConfig:
     if file_path.startswith("<"):
         return find_for_directory(os.getcwd())
     return find_for_directory(os.path.dirname(os.path.abspath(file_path)) or ".")
+
+
+def render_settings(path: str, options: Any) -> str:
+    """`--show-settings`: the configuration file that applies to ``path`` and the settings after
+    the command line's options are merged in, as TOML."""
+    import json
+
+    cfg = config_for(path, options.config)
+    s = cfg.settings
+    merged: dict[str, Any] = {
+        "select": list(options.select if options.select is not None else
+                       s.select if s.select is not None else ["MG"]),
+        "extend-select": [*s.extend_select, *(options.extend_select or [])],
+        "ignore": [*s.ignore, *(options.ignore or [])],
+        "per-file-ignores": {k: list(v) for k, v in s.per_file_ignores.items()},
+        "exclude": list(options.exclude if options.exclude is not None else s.exclude),
+        "extend-exclude": [*s.extend_exclude, *(options.extend_exclude or [])],
+        "force-exclude": bool(options.force_exclude or s.force_exclude),
+        "fail-on": s.fail_on or "warning",
+        "gpu": options.gpu or s.gpu,
+        "gpus-per-node": options.gpus_per_node or s.gpus_per_node,
+        "users": s.users,
+        "context": s.context,
+        "target-version": options.target_version or s.target_version,
+        "max-file-size": s.max_file_size,
+    }
+    where = cfg.path if cfg.path else "none (built-in defaults)"
+    lines = [f"# settings for {path}", f"# configuration file: {where}"]
+    tables = []
+    for key, value in merged.items():
+        if value is None:
+            lines.append(f"# {key} is not set")
+        elif isinstance(value, dict):
+            tables.append(f"\n[{key}]")
+            tables += [f"{json.dumps(k)} = {json.dumps(v)}" for k, v in value.items()]
+        else:
+            lines.append(f"{key} = {json.dumps(value)}")
+    for name in ("models", "gpus"):
+        for key, entry in getattr(s, name).items():
+            tables.append(f"\n[{name}.{json.dumps(key)}]")
+            tables += [f"{k} = {json.dumps(v)}" for k, v in entry.items()]
+    return "\n".join(lines + tables) + "\n"

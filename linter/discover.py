@@ -6,14 +6,13 @@ import fnmatch
 import os
 import re
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Callable, Iterator
 
 from .findings import Finding, Severity
 from .source import SourceFile, Span
 
 MAX_BYTES = 10 * 1024 * 1024
-SKIP_DIRS = {".git", "node_modules", ".venv", "venv", "__pycache__", ".hg", ".svn", ".tox",
-             ".mypy_cache", ".pytest_cache", ".ruff_cache"}
+SNIFF_BYTES = 4096  # how much of a suffix-less file is read to tell its kind
 
 _SHEBANG = re.compile(r"^#!\s*\S*(?:/|\s)(?:env\s+)?(?:ba|da|z|k|a)?sh\b")
 YAML_SUFFIXES = (".yaml", ".yml", ".json")
@@ -42,11 +41,81 @@ def kind_by_name(path: str) -> str | None:
     return None
 
 
+# top-level keys of a first YAML document that make it a file we read: Kubernetes objects
+# (apiVersion, kind) and compose files (services)
+_YAML_KEY = re.compile(r"^(apiVersion|kind|services)\s*:(?:\s|$)")
+_JSON_KEY = re.compile(r'^\s*\{\s*"(apiVersion|kind|services)"\s*:')
+# upper-case FROM with one image and an optional stage name: Python's `from x import y` is not
+_DOCKER_FROM = re.compile(r"^FROM\s+(?:--platform=\S+\s+)?\S+(?:\s+[Aa][Ss]\s+\S+)?\s*$")
+_DOCKER_PREAMBLE = re.compile(r"^(?:ARG\s+\S|#(?!!)|\s*$)")
+
+
 def kind_by_content(text: str) -> str | None:
-    first = text[:200].split("\n", 1)[0]
+    """The kind of a text whose name does not tell (stdin, a file without a suffix).
+
+    A shell shebang → shell; a first instruction ``FROM`` (after comments, blank lines and
+    ``ARG``s, as Docker allows) → Dockerfile; a first YAML document with a top-level
+    ``apiVersion``, ``kind`` or ``services`` key (after comments, ``---`` and blank lines), or
+    JSON opening with one of them → YAML. Anything else: None (not a kind we read).
+    """
+    head = text[:SNIFF_BYTES]
+    first = head.split("\n", 1)[0]
     if _SHEBANG.match(first):
         return "shell"
+    if _JSON_KEY.match(head):
+        return "yaml"
+    lines = head.splitlines()
+    for line in lines:
+        if _DOCKER_FROM.match(line):
+            return "dockerfile"
+        if not _DOCKER_PREAMBLE.match(line):
+            break
+    started = False
+    for line in lines:
+        stripped = line.strip()
+        if stripped.startswith("---"):
+            if started:
+                break  # only the first document counts
+            continue
+        if not stripped or stripped.startswith("#") or stripped.startswith("%"):
+            continue
+        started = True
+        if _YAML_KEY.match(line):
+            return "yaml"
     return None
+
+
+def sniff_file(path: str) -> str | None:
+    """The kind of a walked file whose name does not tell, from its first bytes: any such file
+    by a shell shebang, a file without a suffix also by its content (see kind_by_content)."""
+    suffixed = "." in os.path.basename(path).lstrip(".")
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(128 if suffixed else SNIFF_BYTES)
+    except OSError:
+        return None
+    if b"\0" in head or (suffixed and not head.startswith(b"#!")):
+        return None
+    kind = kind_by_content(head.decode("utf-8", "replace"))
+    return kind if not suffixed or kind == "shell" else None
+
+
+def excluder(patterns: list[str] | tuple[str, ...], root: str) -> Callable[[str], bool]:
+    """A test for paths matched by exclude globs (ruff's form): a glob with a ``/`` is matched
+    against the path relative to ``root`` (the configuration's directory or the current one), one
+    without against every part of the path; ``dir/`` matches a directory and what is under it."""
+    slashed = [p.strip("/").removeprefix("./") for p in patterns if "/" in p.strip("/")]
+    named = [p.strip("/") for p in patterns if "/" not in p.strip("/") and p.strip("/")]
+    base = os.path.abspath(root)
+
+    def excluded(path: str) -> bool:
+        rel = os.path.relpath(os.path.abspath(path), base).replace(os.sep, "/")
+        parts = rel.split("/")
+        if any(fnmatch.fnmatch(part, p) for p in named for part in parts if part != ".."):
+            return True
+        return any(fnmatch.fnmatch(rel, p) or fnmatch.fnmatch(rel, p + "/*") for p in slashed)
+
+    return excluded
 
 
 def _gitignore_patterns(directory: str) -> list[str]:
@@ -84,8 +153,13 @@ def _ignored(rel: str, name: str, is_dir: bool, patterns: list[tuple[str, str]])
     return ignored
 
 
-def walk(root: str) -> Iterator[str]:
-    """Files under ``root``, skipping VCS/tool directories and what `.gitignore` excludes."""
+def walk(root: str, excluded: Callable[[str], bool] | None = None) -> Iterator[str]:
+    """Files under ``root``, skipping what ``excluded`` matches (by default VCS and tool
+    directories: config.DEFAULT_EXCLUDE) and what `.gitignore` excludes."""
+    if excluded is None:
+        from .config import DEFAULT_EXCLUDE
+
+        excluded = excluder(DEFAULT_EXCLUDE, root)
     patterns: list[tuple[str, str]] = []
     stack = [(root, patterns)]
     while stack:
@@ -105,21 +179,27 @@ def walk(root: str) -> Iterator[str]:
             except OSError:
                 continue
             if is_dir:
-                if entry.name in SKIP_DIRS or _ignored(rel, entry.name, True, local):
+                if excluded(entry.path) or _ignored(rel, entry.name, True, local):
                     continue
                 subdirs.append(entry.path)
-            elif is_file and not _ignored(rel, entry.name, False, local):
+            elif is_file and not excluded(entry.path) and not _ignored(rel, entry.name, False,
+                                                                        local):
                 yield entry.path
         for sub in reversed(subdirs):
             stack.append((sub, local))
 
 
-def candidates(paths: list[str]) -> Iterator[Candidate]:
+def candidates(paths: list[str], excluded: Callable[[str], bool] | None = None,
+               force_exclude: bool = False) -> Iterator[Candidate]:
+    """Files named and found under directories; a named file is linted even when excluded,
+    unless ``force_exclude`` (ruff's convention)."""
     for p in paths:
         if os.path.isdir(p):
-            for f in walk(p):
+            if force_exclude and excluded is not None and excluded(p):
+                continue
+            for f in walk(p, excluded):
                 yield Candidate(f, False)
-        else:
+        elif not (force_exclude and excluded is not None and excluded(p)):
             yield Candidate(p, True)
 
 

@@ -6,6 +6,7 @@ that file (an internal error the user should report), never a traceback.
 
 from __future__ import annotations
 
+import os
 import traceback
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
@@ -63,23 +64,48 @@ def extract_file(source: SourceFile) -> FileResult:
         return result
 
 
+def discover_inputs(paths: list[str], options: "Options | None" = None
+                    ) -> list[tuple[str, str | None, bool]]:
+    """The files to lint: (path, kind by name or content or None, named on the command line).
+
+    Files found under directories are kept only when their kind shows (name, or content for
+    names without a suffix); the excludes come from the command line, else the configuration
+    that applies to the current directory (or --config), relative to that file's directory.
+    """
+    from .config import config_for
+    from .discover import excluder, sniff_file
+
+    options = options or Options()
+    cfg = options.config or config_for(os.path.join(os.getcwd(), "."), None)
+    s = cfg.settings
+    patterns = [*(options.exclude if options.exclude is not None else s.exclude),
+                *s.extend_exclude, *(options.extend_exclude or [])]
+    excluded = excluder(patterns, cfg.root if cfg.path else os.getcwd())
+    force = options.force_exclude or s.force_exclude
+    out: list[tuple[str, str | None, bool]] = []
+    for cand in candidates([p for p in paths if p != "-"], excluded, force):
+        kind = kind_by_name(cand.path)
+        if kind is None and not cand.explicit:
+            kind = sniff_file(cand.path)
+            if kind is None:
+                continue
+        out.append((cand.path, kind, cand.explicit))
+    return out
+
+
 def read_files(paths: list[str], stdin_text: str | None = None,
                stdin_filename: str | None = None, command: str | None = None,
-               max_bytes: int | None = None) -> RunResult:
-    """Read every input and run the sources on it (no rules yet)."""
+               max_bytes: int | None = None,
+               found: list[tuple[str, str | None, bool]] | None = None) -> RunResult:
+    """Read every input and run the sources on it (no rules yet); ``found``: the files
+    discover_inputs chose (by default, everything under ``paths`` with the default excludes)."""
     run = RunResult()
     inputs: list[tuple[SourceFile | None, Finding | None, bool]] = []
     if command is not None:
         inputs.append((SourceFile("<command>", command, "command"), None, True))
-    for cand in candidates([p for p in paths if p != "-"]):
-        kind = kind_by_name(cand.path)
-        if kind is None and not cand.explicit:
-            # walked files: only known names, or scripts with a shell shebang
-            kind = _sniff(cand.path)
-            if kind is None:
-                continue
-        src, err = read_source(cand.path, kind, max_bytes or 10 * 1024 * 1024)
-        inputs.append((src, err, cand.explicit))
+    for path, kind, explicit in found if found is not None else discover_inputs(paths):
+        src, err = read_source(path, kind, max_bytes or 10 * 1024 * 1024)
+        inputs.append((src, err, explicit))
     if "-" in paths or stdin_text is not None:
         name = stdin_filename or "<stdin>"
         from .discover import decode
@@ -116,19 +142,6 @@ def read_files(paths: list[str], stdin_text: str | None = None,
     return run
 
 
-def _sniff(path: str) -> str | None:
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(128)
-    except OSError:
-        return None
-    if head.startswith(b"#!"):
-        from .discover import kind_by_content
-
-        return kind_by_content(head.decode("utf-8", "replace"))
-    return None
-
-
 @dataclass(frozen=True)
 class Options:
     """Command-line choices that override the configuration."""
@@ -140,6 +153,9 @@ class Options:
     gpus_per_node: int | None = None
     target_version: str | None = None
     config: "LoadedConfig | None" = None
+    exclude: list[str] | None = None
+    extend_exclude: list[str] | None = None
+    force_exclude: bool = False
 
 
 def selector(options: Options, cfg: "LoadedConfig", path: str) -> Callable[[str], bool]:
@@ -166,7 +182,8 @@ def lint(paths: list[str], options: Options, stdin_text: str | None = None,
     from .config import config_for
 
     max_bytes = options.config.settings.max_file_size if options.config else None
-    run = read_files(paths, stdin_text, stdin_filename, command, max_bytes)
+    run = read_files(paths, stdin_text, stdin_filename, command, max_bytes,
+                     discover_inputs(paths, options))
     fileset = FileSet(run.services, run.hpas, run.launches)
     by_source: dict[int, list[Finding]] = {}
     sources: dict[int, SourceFile] = {}

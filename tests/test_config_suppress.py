@@ -45,7 +45,7 @@ def test_per_file_ignores_and_fail_on(tmp_path: Path, capsys, monkeypatch) -> No
     ("select = 'MG1'\n", "key `select`"),
     ("bogus = 1\n", "key `bogus`: unknown key"),
     ("gpus-per-node = 0\n", "key `gpus-per-node`"),
-    ("select = ['XX1']\n", "not a rule code"),
+    ("select = ['XX1']\n", "unknown rule selector 'XX1'"),
     ("fail-on = 'sometimes'\n", "key `fail-on`"),
     ("[[\n", "not valid TOML"),
 ])

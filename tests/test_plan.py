@@ -138,7 +138,7 @@ def test_suggested_commands_lint_clean() -> None:
     (["--model", "Llama-3.1-8B", "--bits", "8", "--dtype", "float16"], "not both"),
     (["--model", "Llama-3.1-8B", "--kv-cache-dtype", "fp3"], "unknown --kv-cache-dtype"),
     (["--model", "Llama-3.1-8B", "--interconnect", "wifi"], "nvlink or pcie"),
-    (["--model", "Llama-3.1-8B", "--format", "xml"], "text or json"),
+    (["--model", "Llama-3.1-8B", "--format", "xml"], "is not one of 'text', 'json'"),
 ])
 def test_usage_errors_exit_2(args: list[str], message: str) -> None:
     result = runner.invoke(_app(), ["plan", *args])

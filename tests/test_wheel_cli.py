@@ -33,7 +33,7 @@ USAGE_ERRORS = [
     (["rules", "--bogus"], "No such option: --bogus"),
     (["rule"], "Missing argument"),
     (["rule", "MG999"], "unknown rule"),
-    (["--bogus", "x.yaml"], "unrecognized arguments: --bogus"),
+    (["--bogus", "x.yaml"], "No such option: --bogus"),
     (["check", "--format", "xml", "x.yaml"], "--format"),
     (["--gpus-per-node", "many", "x.yaml"], "--gpus-per-node"),
     ([], "give a PATH"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from enum import Enum
 from typing import Any, List, Optional
 
 import typer
@@ -10,7 +11,12 @@ import typer
 from ..launch import VLLM, Launch
 
 
-def launch_dict(la: Launch) -> dict[str, Any]:
+class OutputFormat(str, Enum):
+    text = "text"
+    json = "json"
+
+
+def launch_dict(la: Launch, target_version: str | None = None) -> dict[str, Any]:
     src = la.source
 
     def pos(offset: int) -> str:
@@ -23,12 +29,14 @@ def launch_dict(la: Launch) -> dict[str, Any]:
         g = ctx.gpus
         gpus = {"count": g.count, "origin": g.origin, "vendor": g.vendor,
                 "at": pos(g.span.start) if g.span else None}
-    catalog = None
+    catalog = release = None
     if la.engine == VLLM:
+        from ..engines import release_for
         from ..engines.catalog import choose_vllm_version
 
-        pin = la.version_pin.value if la.version_pin else None
-        catalog = f"vllm {choose_vllm_version(pin).version}"
+        requested, origin = release_for(la, target_version)
+        catalog = f"vllm {choose_vllm_version(requested).version}"
+        release = {"requested": requested, "from": origin}
     return {
         "path": src.path,
         "at": pos(la.program.span.start),
@@ -38,6 +46,7 @@ def launch_dict(la: Launch) -> dict[str, Any]:
         "image_entrypoint": la.image_entrypoint,
         "version_pin": la.version_pin.value if la.version_pin else None,
         "catalog": catalog,
+        "release": release,
         "context": {k: v for k, v in {
             "kind": ctx.kind,
             "object": f"{ctx.object_kind}/{ctx.object_name}" if ctx.object_kind else None,
@@ -51,10 +60,10 @@ def launch_dict(la: Launch) -> dict[str, Any]:
     }
 
 
-def render_text(launches: list[Launch]) -> str:
+def render_text(launches: list[Launch], target_version: str | None = None) -> str:
     out = []
     for la in launches:
-        d = launch_dict(la)
+        d = launch_dict(la, target_version)
         head = f"{d['path']}:{d['at']}: {d['engine']} ({d['entry']})"
         if d["image_entrypoint"]:
             head += f" from image entrypoint of {d['program']}"
@@ -62,8 +71,13 @@ def render_text(launches: list[Launch]) -> str:
         ctx = d["context"]
         out.append("  where: " + ", ".join(f"{k}={v}" for k, v in ctx.items()))
         if d["catalog"]:
-            pin = f"pinned {d['version_pin']}" if d["version_pin"] else "no pin: the default"
-            out.append(f"  flags: {d['catalog']} catalog ({pin})")
+            rel = d["release"]
+            why = {"pinned in the file": f"pinned {d['version_pin']} in the file",
+                   "target-version": f"target-version {rel['requested']}"
+                   + (f"; the file's {d['version_pin']} names no release"
+                      if d["version_pin"] else "; the file pins none"),
+                   "default": "the default: no pin in the file, no target-version"}[rel["from"]]
+            out.append(f"  flags: {d['catalog']} catalog ({why})")
         g = d["gpus"]
         if g:
             out.append(f"  gpus: {g['count'] if g['count'] is not None else 'all/unknown'} "
@@ -80,19 +94,28 @@ def register(app: typer.Typer) -> None:
     @app.command("launches")
     def launches_cmd(
         paths: List[str] = typer.Argument(None, help="files or directories"),
-        fmt: str = typer.Option("text", "--format", help="text or json"),
+        fmt: OutputFormat = typer.Option("text", "--output-format", "--format",
+                                         help="text or json"),
         command: Optional[str] = typer.Option(None, "--command", help="one command line"),
+        target_version: Optional[str] = typer.Option(
+            None, "--target-version", help="vLLM release for launches whose file pins none "
+            "(default: the configuration's)"),
     ) -> None:
         """Print every engine launch found: program position, engine, argv words, GPUs."""
+        import os
+
+        from ..config import ConfigError, find_for_directory, normalise_target_version
         from ..runner import read_files
 
-        if fmt not in ("text", "json"):
-            typer.echo("mgpu-lint launches: --format must be text or json", err=True)
-            raise typer.Exit(2)
+        try:
+            target = normalise_target_version(target_version) if target_version else \
+                find_for_directory(os.getcwd()).settings.target_version
+        except (ConfigError, ValueError) as exc:
+            raise typer.BadParameter(str(exc), param_hint="'--target-version'") from None
         run = read_files(list(paths or []), command=command)
         launches = run.launches
-        if fmt == "json":
-            typer.echo(json.dumps({"version": 1, "launches": [launch_dict(la) for la in
-                                                              launches]}, indent=2))
+        if fmt.value == "json":
+            typer.echo(json.dumps({"version": 1, "launches": [launch_dict(la, target)
+                                                              for la in launches]}, indent=2))
         else:
-            typer.echo(render_text(launches), nl=False)
+            typer.echo(render_text(launches, target), nl=False)

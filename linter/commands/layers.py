@@ -145,11 +145,13 @@ def register(app: typer.Typer) -> None:
         rpc: str | None = typer.Option(None, "--rpc", help="RPC servers host:port,..."),
         split_mode: str = typer.Option("layer", "-sm", "--split-mode", help="layer or none"),
         main_gpu: int = typer.Option(0, "-mg", "--main-gpu", help="device for -sm none"),
-        fmt: str = typer.Option("text", "--format", help="text or json"),
+        fmt: str = typer.Option("text", "--output-format", "--format", help="text or json"),
     ) -> None:
         """llama.cpp's layer assignment per device (Example 11)."""
         if fmt not in ("text", "json"):
-            typer.echo("mgpu-lint layers: --format must be text or json", err=True)
+            typer.echo("mgpu-lint layers: error: Invalid value for '--output-format': "
+                       f"{fmt!r} is not one of 'text', 'json'. (see `mgpu-lint layers --help`)",
+                       err=True)
             raise typer.Exit(2)
         n_layer = layers
         if n_layer is None and model is not None:
@@ -157,18 +159,19 @@ def register(app: typer.Typer) -> None:
 
             match = resolve_model(model)
             if match is None:
-                typer.echo(f"mgpu-lint layers: unknown model {model!r}; known models: "
+                typer.echo(f"mgpu-lint layers: error: unknown model {model!r}; known models: "
                            f"{', '.join(model_names())}; or give --layers N", err=True)
                 raise typer.Exit(2)
             n_layer = match.shape.layers
         if n_layer is None:
-            typer.echo("mgpu-lint layers: give --model NAME or --layers N", err=True)
+            typer.echo("mgpu-lint layers: error: give --model NAME or --layers N "
+                       "(see `mgpu-lint layers --help`)", err=True)
             raise typer.Exit(2)
         try:
             result = compute_layers(n_layer, ngl, tensor_split, free, gpus, devices, rpc,
                                     split_mode, main_gpu)
         except LayersError as exc:
-            typer.echo(f"mgpu-lint layers: {exc}", err=True)
+            typer.echo(f"mgpu-lint layers: error: {exc} (see `mgpu-lint layers --help`)", err=True)
             raise typer.Exit(2) from None
         if fmt == "json":
             typer.echo(json.dumps(result, indent=2))

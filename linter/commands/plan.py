@@ -334,11 +334,13 @@ def register(app: typer.Typer) -> None:
                                      help="share of each GPU the engine may use"),
         kv_cache_dtype: str | None = typer.Option(None, "--kv-cache-dtype",
                                                      help="vLLM --kv-cache-dtype (auto, fp8 …)"),
-        fmt: str = typer.Option("text", "--format", help="text or json"),
+        fmt: str = typer.Option("text", "--output-format", "--format", help="text or json"),
     ) -> None:
         """Size a model for users x context (Example 1) and choose a layout (Example 14)."""
         if fmt not in ("text", "json"):
-            typer.echo("mgpu-lint plan: --format must be text or json", err=True)
+            typer.echo("mgpu-lint plan: error: Invalid value for '--output-format': "
+                       f"{fmt!r} is not one of 'text', 'json'. (see `mgpu-lint plan --help`)",
+                       err=True)
             raise typer.Exit(2)
         inp = PlanInput(model=model, bits=bits, dtype=dtype, gpu=gpu, users=users,
                         context=context, gpus_per_node=gpus_per_node, nodes=nodes,
@@ -346,7 +348,7 @@ def register(app: typer.Typer) -> None:
         try:
             plan = compute_plan(inp)
         except PlanError as exc:
-            typer.echo(f"mgpu-lint plan: {exc}", err=True)
+            typer.echo(f"mgpu-lint plan: error: {exc} (see `mgpu-lint plan --help`)", err=True)
             raise typer.Exit(2) from None
         if fmt == "json":
             typer.echo(json.dumps(plan, indent=2))

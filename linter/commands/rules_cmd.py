@@ -2,26 +2,67 @@
 
 from __future__ import annotations
 
+import json
+from enum import Enum
+from typing import Any, Optional
+
 import typer
+
+
+class OutputFormat(str, Enum):
+    text = "text"
+    json = "json"
+
+
+def rule_dict(r: Any) -> dict[str, Any]:
+    return {"code": r.code, "name": r.name, "severity": r.severity.value, "summary": r.summary,
+            "explanation": r.explanation, "url": r.url}
 
 
 def register(app: typer.Typer) -> None:
     @app.command("rules")
-    def rules_cmd() -> None:
+    def rules_cmd(
+        fmt: OutputFormat = typer.Option("text", "--output-format", "--format",
+                                         help="text or json"),
+    ) -> None:
         """List every rule: code, name, default severity, summary."""
         from ..rules import ALL
 
-        for r in sorted(ALL, key=lambda r: r.code):
+        ordered = sorted(ALL, key=lambda r: r.code)
+        if fmt.value == "json":
+            typer.echo(json.dumps([{k: v for k, v in rule_dict(r).items() if k != "explanation"}
+                                   for r in ordered], indent=2))
+            return
+        for r in ordered:
             typer.echo(f"{r.code}  {r.name:<32} {r.severity.value:<8} {r.summary}")
 
     @app.command("rule")
-    def rule_cmd(code: str = typer.Argument(..., help="rule code, e.g. MG101")) -> None:
-        """Explain one rule, with the math behind it."""
-        from ..rules import BY_CODE
+    def rule_cmd(
+        code: Optional[str] = typer.Argument(None, help="rule code, e.g. MG101"),
+        all_rules: bool = typer.Option(False, "--all", help="explain every rule"),
+        fmt: OutputFormat = typer.Option("text", "--output-format", "--format",
+                                         help="text or json"),
+    ) -> None:
+        """Explain one rule (or --all), with the math behind it."""
+        from ..rules import ALL, BY_CODE
 
-        r = BY_CODE.get(code.upper())
-        if r is None:
-            typer.echo(f"mgpu-lint rule: unknown rule {code}; `mgpu-lint rules` lists them",
-                       err=True)
-            raise typer.Exit(2)
-        typer.echo(f"{r.code} {r.name} ({r.severity.value})\n\n{r.summary}\n\n{r.explanation}")
+        if all_rules == (code is not None):
+            raise typer.BadParameter("give a rule CODE or --all (not both)", param_hint="CODE")
+        if code is not None:
+            r = BY_CODE.get(code.upper())
+            if r is None:
+                import difflib
+
+                close = difflib.get_close_matches(code.upper(), list(BY_CODE), n=1)
+                raise typer.BadParameter(
+                    f"unknown rule {code}" + (f"; did you mean {close[0]}?" if close else "")
+                    + "; `mgpu-lint rules` lists them", param_hint="CODE")
+            chosen = [r]
+        else:
+            chosen = sorted(ALL, key=lambda r: r.code)
+        if fmt.value == "json":
+            docs = [rule_dict(r) for r in chosen]
+            typer.echo(json.dumps(docs if all_rules else docs[0], indent=2))
+            return
+        typer.echo("\n\n".join(f"{r.code} {r.name} ({r.severity.value})\n\n{r.summary}\n\n"
+                                f"{r.explanation}" for r in chosen))

@@ -95,7 +95,13 @@ def _schema() -> type:
         @field_validator("per_file_ignores")
         @classmethod
         def _file_codes(cls, v: dict[str, list[str]]) -> dict[str, list[str]]:
-            return {glob: check_selectors(codes) or [] for glob, codes in v.items()}
+            out = {}
+            for glob, codes in v.items():
+                try:
+                    out[glob] = check_selectors(codes) or []
+                except ValueError as exc:
+                    raise ValueError(f"{glob!r}: {exc}") from None
+            return out
 
         @field_validator("target_version")
         @classmethod

@@ -72,11 +72,11 @@ def discover_inputs(paths: list[str], options: "Options | None" = None
     names without a suffix); the excludes come from the command line, else the configuration
     that applies to the current directory (or --config), relative to that file's directory.
     """
-    from .config import config_for
+    from .config import find_for_directory
     from .discover import excluder, sniff_file
 
     options = options or Options()
-    cfg = options.config or config_for(os.path.join(os.getcwd(), "."), None)
+    cfg = options.config or find_for_directory(os.getcwd())
     s = cfg.settings
     patterns = [*(options.exclude if options.exclude is not None else s.exclude),
                 *s.extend_exclude, *(options.extend_exclude or [])]

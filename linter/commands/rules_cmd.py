@@ -38,6 +38,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command("rule")
     def rule_cmd(
+        ctx: typer.Context,
         code: Optional[str] = typer.Argument(None, help="rule code, e.g. MG101"),
         all_rules: bool = typer.Option(False, "--all", help="explain every rule"),
         fmt: OutputFormat = typer.Option("text", "--output-format", "--format",
@@ -46,8 +47,10 @@ def register(app: typer.Typer) -> None:
         """Explain one rule (or --all), with the math behind it."""
         from ..rules import ALL, BY_CODE
 
-        if all_rules == (code is not None):
-            raise typer.BadParameter("give a rule CODE or --all (not both)", param_hint="CODE")
+        if code is None and not all_rules:
+            ctx.fail("Missing argument 'CODE' (or --all).")
+        if code is not None and all_rules:
+            ctx.fail("give a rule CODE or --all, not both")
         if code is not None:
             r = BY_CODE.get(code.upper())
             if r is None:

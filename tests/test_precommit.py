@@ -7,6 +7,7 @@ test checks what is on disk, committed or not.
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import subprocess
@@ -112,3 +113,61 @@ def test_hook_fails_on_a_broken_launch_and_passes_on_good_files(
     assert "Passed" in good
     # all three files went to one mgpu-lint run (require_serial), and each had its launch
     assert "Found 0 finding(s) (0 error, 0 warning, 0 info) in 3 file(s), 3 launch(es)." in good
+
+
+def readme_hook_configs() -> list[dict]:
+    """The `.pre-commit-config.yaml` snippets the README shows."""
+    import re
+
+    from ruamel.yaml import YAML
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```yaml\n(.*?)```", text, re.S)
+    return [YAML(typ="safe").load(b) for b in blocks if "repos:" in b]
+
+
+def test_readme_snippets_match_the_hook_and_the_version() -> None:
+    from ruamel.yaml import YAML
+
+    hooks = YAML(typ="safe").load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    hook = next(h for h in hooks if h["id"] == "mgpu-lint")
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    configs = readme_hook_configs()
+    remote = [r for c in configs for r in c["repos"] if r["repo"] != "local"]
+    local = [r for c in configs for r in c["repos"] if r["repo"] == "local"]
+    assert remote and local
+    for r in remote:
+        assert r["rev"] == f"v{version}"  # the tag of this release
+        assert [h["id"] for h in r["hooks"]] == ["mgpu-lint"]
+        assert "OWNER" not in r["repo"]
+    for r in local:
+        (h,) = r["hooks"]
+        assert h["entry"] == hook["entry"] and h["types_or"] == hook["types_or"]
+        assert h["require_serial"] is True
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "](../" not in text and "`../" not in text and "/work/" not in text
+
+
+def test_readme_local_hook_runs(tmp_path: Path) -> None:
+    """The README's `repo: local` snippet, as written, with pre-commit and this mgpu-lint."""
+    from ruamel.yaml import YAML
+
+    config = next(c for c in readme_hook_configs() if c["repos"][0]["repo"] == "local")
+    work = tmp_path / "work"
+    work.mkdir()
+    stream = io.StringIO()
+    YAML().dump(config, stream)
+    (work / ".pre-commit-config.yaml").write_text(stream.getvalue())
+    (work / "serve.sh").write_text(BAD_SCRIPT)
+    (work / "notes.txt").write_text("no launch here\n")
+    git(work, "init", "-q")
+    git(work, "add", "-A")
+    env = {**git_env(), "PATH": f"{Path(sys.executable).parent}{os.pathsep}"
+           f"{os.environ.get('PATH', '')}", "PRE_COMMIT_HOME": str(tmp_path / "cache")}
+    proc = subprocess.run([sys.executable, "-m", "pre_commit", "run", "--all-files", "--color",
+                           "never", "--verbose"], cwd=work, env=env, capture_output=True,
+                          text=True, timeout=TIMEOUT)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    assert "serve.sh:2:12: MG003 [error] unbalanced double quote" in out
+    assert "notes.txt" not in out  # no type the hook takes

@@ -38,6 +38,30 @@ USAGE_ERRORS = [
     (["--gpus-per-node", "many", "x.yaml"], "--gpus-per-node"),
     ([], "give a PATH"),
     (["no/such/file.yaml"], "no such file"),
+    (["bogus-command"], "bogus-command: no such file or directory"),
+    (["--select", "MG999", "x.yaml"], "unknown rule selector 'MG999'; did you mean"),
+    (["--ignore", "bogus", "x.yaml"], "unknown rule selector 'bogus'"),
+    (["--extend-select", "MG1,XX", "x.yaml"], "unknown rule selector 'XX'"),
+    (["--gpus-per-node", "0", "x.yaml"], "'--gpus-per-node': 0 is not in the range"),
+    (["--gpus-per-node", "-3", "x.yaml"], "'--gpus-per-node': -3 is not in the range"),
+    (["--output-format", "xml", "x.yaml"], "'xml' is not one of"),
+    (["--color", "sometimes", "x.yaml"], "Invalid value for '--color'"),
+    (["--format"], "Option '--format' requires an argument."),
+    (["--target-version", "banana", "x.yaml"], "Invalid value for '--target-version'"),
+    (["check", "--statistics", "--output-format", "sarif", "x.yaml"], "--statistics"),
+    (["rule", "--all", "MG101"], "not both"),
+    (["rule", "--output-format", "xml", "MG101"], "--output-format"),
+    (["rules", "--format", "xml"], "--format"),
+    (["launches", "--target-version", "banana"], "--target-version"),
+]
+
+# (configuration file, its text, text the one error line must contain)
+CONFIG_ERRORS = [
+    ("pyproject.toml", '[tool.mgpu-lint]\nselect = ["MG1"\n', "pyproject.toml:2:"),
+    ("mgpu-lint.toml", 'select = ["MG999"]\n', "mgpu-lint.toml:1: key `select`: unknown rule"),
+    ("mgpu-lint.toml", '[per-file-ignores]\n"a/*" = ["MG0", "nope"]\n', "'nope'"),
+    ("mgpu-lint.toml", "gpus-per-node = 0\n", "mgpu-lint.toml:1: key `gpus-per-node`"),
+    (".mgpu-lint.toml", "colour = 'always'\n", ".mgpu-lint.toml:1: key `colour`: unknown key"),
 ]
 
 
@@ -91,3 +115,26 @@ def test_installed_cli_lints_and_helps(installed: Path, tmp_path: Path) -> None:
         proc = _run(installed, argv, tmp_path)
         assert proc.returncode == 0, (argv, proc.stderr)
         assert proc.stdout and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize(("name", "text", "expected"), CONFIG_ERRORS,
+                         ids=[f"{n}:{t.splitlines()[-1]}" for n, t, _ in CONFIG_ERRORS])
+def test_config_error_is_one_line_exit_2(installed: Path, tmp_path: Path, name: str, text: str,
+                                         expected: str) -> None:
+    (tmp_path / name).write_text(text)
+    (tmp_path / "run.sh").write_text("#!/bin/sh\nvllm serve Qwen/Qwen3-8B\n")
+    proc = _run(installed, ["run.sh"], tmp_path)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("mgpu-lint: error: ") and expected in lines[0]
+
+
+def test_installed_cli_warns_when_nothing_was_linted(installed: Path, tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("nothing to lint\n")
+    proc = _run(installed, ["."], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.startswith("mgpu-lint: warning: no files were linted")
+    proc = _run(installed, ["--version"], tmp_path)
+    assert proc.returncode == 0 and proc.stdout.startswith("mgpu-lint ")

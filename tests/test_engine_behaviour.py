@@ -204,6 +204,42 @@ TABLE: list[Behaviour] = [
               "loads two adapters at scales 0.5 and 1",
               "common/arg.cpp --lora-scaled handler (llama.cpp master)", {},
               ("MG004", "MG006"), release=None),
+    # ------------------------------------------------------------ the model
+    Behaviour("served-name-first", f"vllm serve --served-model-name api {LLAMA}",
+              "ValueError: `model` should be provided as the first positional argument when "
+              "using `vllm serve`",
+              "vllm/utils/argparse_utils.py FlexibleArgumentParser.parse_args (0.20.2-0.33.0)",
+              {"MG016": "error"}, ("MG301", "MG302", "MG303")),
+    Behaviour("served-name-model-later", f"vllm serve -tp 2 {LLAMA} --served-model-name api",
+              "ValueError: `model` should be provided as the first positional argument (only "
+              "the first argument is looked at)",
+              "vllm/utils/argparse_utils.py FlexibleArgumentParser.parse_args (0.30.0)",
+              {"MG016": "error"}),
+    Behaviour("served-name-after-model", f"vllm serve {LLAMA} --served-model-name api",
+              "serves the model under the name api",
+              "vllm/utils/argparse_utils.py FlexibleArgumentParser.parse_args (0.30.0)",
+              {}, ("MG016",)),
+    Behaviour("served-name-via-model-flag", f"vllm serve --model {LLAMA} --served-model-name api",
+              "moves --model to the front (with a deprecation warning), then starts",
+              "vllm/utils/argparse_utils.py FlexibleArgumentParser.parse_args (0.30.0)",
+              {"MG008": "warning"}, ("MG016",)),
+    Behaviour("no-model-at-all", "vllm serve --port 8000",
+              "serves the default model (model_tag is optional)",
+              "vllm/entrypoints/cli/serve.py ServeSubcommand.cmd (0.30.0)",
+              {"MG016": "error"}),
+    Behaviour("config-without-model", "run.sh",
+              "ValueError: No model specified! Please specify model either as a positional "
+              "argument or in a config file.",
+              "vllm/utils/argparse_utils.py FlexibleArgumentParser._pull_args_from_config "
+              "(0.10.2-0.33.0)", {"MG016": "error"},
+              files={"run.sh": "#!/bin/sh\nvllm serve --config serve.yaml\n",
+                     "serve.yaml": "tensor-parallel-size: 2\n"}),
+    Behaviour("config-with-model", "run.sh",
+              "takes the model from the config file",
+              "vllm/utils/argparse_utils.py FlexibleArgumentParser._pull_args_from_config "
+              "(0.30.0)", {}, ("MG016",),
+              files={"run.sh": "#!/bin/sh\nvllm serve --config serve.yaml\n",
+                     "serve.yaml": f"model: {LLAMA}\ntensor-parallel-size: 2\n"}),
 ]
 
 

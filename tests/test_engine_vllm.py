@@ -194,8 +194,16 @@ def test_nargs_plus_swallows_the_model() -> None:
     inv, findings = parse("vllm serve --served-model-name api org/model")
     assert inv.served_model_name.value == ["api", "org/model"]
     assert codes(findings) == ["MG016"]
-    assert "takes every following word, including `org/model`" in findings[0].message
+    # 0.30.0 refuses a first argument that is not the model when --served-model-name is given
+    # (vllm/utils/argparse_utils.py FlexibleArgumentParser.parse_args, from 0.20.2)
+    assert "`model` should be provided as the first positional argument" in findings[0].message
+    assert "would also take `org/model`" in findings[0].message
     assert inv.model is not None and not inv.model.known
+    # before that check, the greedy option takes the model and vLLM serves its default
+    _inv, findings = parse_launch(make_launch("vllm serve --served-model-name api org/model"),
+                                  "0.15.1")
+    assert codes(findings) == ["MG016"]
+    assert "takes every following word, including `org/model`" in findings[0].message
 
 
 def test_values() -> None:

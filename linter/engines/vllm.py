@@ -88,6 +88,10 @@ MODEL_MESSAGE = ("With `vllm serve`, you should provide the model as a positiona
 PARSER_MODEL_MESSAGE = ("With `vllm serve`, you should provide the model as a positional argument "
                         "or in a config file instead of via the `--model` option.")
 CONFIG_MAX_BYTES = 1 << 20
+# the raw-word tests of FlexibleArgumentParser.parse_args (vllm/utils/argparse_utils.py, 0.30.0)
+_MODEL_WORD = re.compile(r"^--model(=.+|$)")
+_CONFIG_WORD = re.compile(r"^--config(=.+|$)")
+_SERVED_WORD = re.compile(r"^--served[-_]model[-_]name(=.+|$)")
 
 
 def parse_vllm(launch: Launch, version: str | None) -> tuple[Invocation, list[Finding]]:
@@ -147,6 +151,7 @@ class _Walker:
         self.release_assumed = False  # no image tag, pip pin or target-version states it
         self.configs: list[tuple[Word, Span]] = []
         self.greedy: tuple[str, Word] | None = None  # last nargs='+' option and its last word
+        self.config_data: dict[str, Any] | None = None  # the --config file, when read
 
     def before(self, release: str) -> bool:
         """Whether the launch's release is older than ``release``."""
@@ -622,6 +627,8 @@ class _Walker:
             return self._api_server_model(flag_model + config_model)
         if self.model_broken:
             return ModelRef(value=None, span=None, origin="positional", known=False)
+        if self._serve_rejects_order():
+            return ModelRef(value=None, span=None, origin="positional", known=False)
         if not self.positional and self._serve_rejects_model(flag_model, config_model):
             occs = flag_model or config_model
             if occs:
@@ -691,6 +698,53 @@ class _Walker:
             )
         return bool(words)
 
+    def _serve_rejects_order(self) -> bool:
+        """MG016 where `vllm serve` refuses a launch whose first argument is not the model
+        (vllm/utils/argparse_utils.py FlexibleArgumentParser.parse_args and
+        _pull_args_from_config, vLLM 0.30.0; the --served-model-name check from 0.20.2, the
+        --config one from 0.10.2 in the sampled wheels).  Both look at the raw words after
+        `serve`, after a `--model M` word has been moved to the front (0.11 on)."""
+        words = self.words
+        if not words or not words[0].text.startswith("-") or any(
+                _MODEL_WORD.match(w.text) for w in words):
+            return False
+        if any(w.unresolved for w in words[:1]):
+            return False
+        hint = "write the model first: `vllm serve MODEL …`"
+        if not self.before("0.20.2") and not any(_CONFIG_WORD.match(w.text) for w in words):
+            served = next((w for w in words if _SERVED_WORD.match(w.text)), None)
+            if served is not None:
+                later = (f"; vLLM checks only the first argument, so `{self.positional[0].text}` "
+                         "later does not count") if self.positional else ""
+                if self.greedy is not None and self.greedy[0] == served.text.split("=")[0]:
+                    later = (f"; {self.greedy[0]} would also take `{self.greedy[1].text}` as "
+                             "one more served name")
+                self.b.report(
+                    "MG016", Severity.ERROR,
+                    f"{served.text.split('=')[0]} without the model as the first argument: vLLM "
+                    "refuses to start (ValueError: \"`model` should be provided as the first "
+                    "positional argument when using `vllm serve`\", vllm/utils/argparse_utils.py "
+                    f"FlexibleArgumentParser.parse_args){later}",
+                    Span(served.span.start, served.span.start + len(served.text.split("=")[0])),
+                    hint=hint,
+                )
+                return True
+        if self.before("0.10.2") or self.config_data is None or "model" in self.config_data \
+                or not any(w.text == "--config" for w in words):
+            return False
+        config_word = self.configs[0][0]
+        later = (f"; `{self.positional[0].text}` after the first argument does not count"
+                 if self.positional else "")
+        self.b.report(
+            "MG016", Severity.ERROR,
+            f"--config {config_word.text} has no `model:` and the first argument is not a "
+            "model: vLLM refuses to start (ValueError: \"No model specified! Please specify "
+            "model either as a positional argument or in a config file.\", "
+            f"vllm/utils/argparse_utils.py _pull_args_from_config){later}",
+            config_word.span, hint=hint + ", or add `model:` to the config file",
+        )
+        return True
+
     def _api_server_model(self, flag_model: list[OptionValue]) -> ModelRef:
         for word in self.positional:
             rejects = self.before(FIRST_IGNORING_RELEASE)
@@ -757,6 +811,7 @@ class _Walker:
         data = self._load_yaml(word)
         if data is None:
             return
+        self.config_data = data
         self._apply_config(data, word, flag_span)
 
     def _load_yaml(self, word: Word) -> dict[str, Any] | None:

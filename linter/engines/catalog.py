@@ -117,6 +117,7 @@ class CatalogFile(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    generated: str | None = None  # who wrote the file (scripts/vllm_catalog.py for vLLM)
     engine: str
     version: str
     source: str

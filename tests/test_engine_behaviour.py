@@ -240,6 +240,32 @@ TABLE: list[Behaviour] = [
               "(0.30.0)", {}, ("MG016",),
               files={"run.sh": "#!/bin/sh\nvllm serve --config serve.yaml\n",
                      "serve.yaml": f"model: {LLAMA}\ntensor-parallel-size: 2\n"}),
+    # ------------------------------------------------------------ unknown flags stop argparse
+    Behaviour("typo-tp", "vllm serve meta-llama/Llama-3.1-70B-Instruct --tensor-paralel-size 4",
+              "exits: unrecognized arguments: --tensor-paralel-size 4 (no config is built, so "
+              "tp is not 1 either)",
+              "vllm/utils/argparse_utils.py FlexibleArgumentParser.parse_args -> argparse "
+              "(0.30.0)", {"MG004": "error"}, ("MG101", "MG301", "MG302")),
+    Behaviour("glued-tp", "vllm serve meta-llama/Llama-3.1-70B-Instruct -tp4",
+              "exits: unrecognized arguments: -tp4", "argparse via FlexibleArgumentParser (0.30.0)",
+              {"MG004": "error"}, ("MG301",)),
+    Behaviour("double-dash-tp", "vllm serve meta-llama/Llama-3.1-70B-Instruct --tp 4",
+              "exits: unrecognized arguments: --tp 4", "argparse via FlexibleArgumentParser "
+              "(0.30.0)", {"MG004": "error"}, ("MG301",)),
+    Behaviour("plural-tp", "vllm serve meta-llama/Llama-3.1-70B-Instruct --tensor-parallel-sizes 4",
+              "exits: unrecognized arguments", "argparse via FlexibleArgumentParser (0.30.0)",
+              {"MG004": "error"}, ("MG301",)),
+    Behaviour("typo-max-model-len", f"vllm serve {LLAMA} --max-model-length 200000",
+              "exits: unrecognized arguments: --max-model-length 200000",
+              "argparse via FlexibleArgumentParser (0.30.0)", {"MG004": "error"},
+              ("MG302", "MG304")),
+    Behaviour("british-gpu-util", "vllm serve meta-llama/Llama-3.1-70B-Instruct -tp 1 --gpu-memory-utilisation 0.5",
+              "exits: unrecognized arguments: --gpu-memory-utilisation 0.5",
+              "argparse via FlexibleArgumentParser (0.30.0)", {"MG004": "error"},
+              ("MG301", "MG302", "MG303")),
+    Behaviour("typo-expert-parallel", f"vllm serve {MOE} -tp 2 --enable-expert-paralel",
+              "exits: unrecognized arguments: --enable-expert-paralel",
+              "argparse via FlexibleArgumentParser (0.30.0)", {"MG004": "error"}, ("MG401",)),
 ]
 
 

@@ -430,6 +430,13 @@ class _Walker:
                 f"; did you mean {suggestion}?" if suggestion else "") + assumed
             hint = None if suggestion else "run `vllm serve --help=all` for the flag list"
         self.b.report("MG004", severity, message, flag_span, hint=hint)
+        meant = self.catalog.lookup(suggestion) if retired is None and suggestion else None
+        if meant is not None and not self.substitute_for:
+            # argparse exits at the first unrecognized argument ("unrecognized arguments: …",
+            # vllm/utils/argparse_utils.py FlexibleArgumentParser.parse_args → argparse), so the
+            # setting the user meant is not the engine's default either: no rule computes from
+            # it (DECISIONS "A mistyped flag whose intent is clear …")
+            self._unknown(meant.option, written, flag_span)
         # argparse leaves the words after an unknown flag as positionals; do not turn its value
         # into a second "unexpected argument"
         if self.positional or self.model_broken or self.api_server:

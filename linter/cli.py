@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 PROG = "mgpu-lint"
 # sub-command → one-line summary (the first line of its typer docstring; a test checks they match)
@@ -49,8 +48,7 @@ class UsageError(Exception):
 # repeatable, accumulated) or "str". Adding an option is adding a row here.
 
 
-@dataclass(frozen=True)
-class Opt:
+class Opt(NamedTuple):
     names: tuple[str, ...]
     dest: str
     help: str
@@ -184,7 +182,8 @@ def lint_help(prog: str = PROG) -> str:
                 f" {opt.value}"
         rows.append((left, opt.help))
     width = min(max(len(left) for left, _ in rows) + 2, 34)
-    out = [f"Usage: {prog} [check] [OPTIONS] [PATH]...", ""]
+    usage = f"{prog} [check]" if prog == PROG else prog
+    out = [f"Usage: {usage} [OPTIONS] [PATH]...", ""]
     out += textwrap.wrap("Lint the launch commands of multi-GPU LLM inference servers (vLLM, "
                          "llama.cpp) in Kubernetes YAML/JSON, compose files, shell scripts, "
                          "Dockerfiles and Markdown. PATH is a file, a directory or - (stdin). "

@@ -346,7 +346,10 @@ def test_help_has_one_look(capsys) -> None:
         assert code == 0
         assert out.startswith("Usage: mgpu-lint"), argv
         assert "\nOptions:\n" in out and "╭" not in out, argv
+    _, out, _ = run(capsys, "check", "--help")
+    assert out.startswith("Usage: mgpu-lint check [OPTIONS] [PATH]...\n")
     _, out, _ = run(capsys, "--help")
+    assert out.startswith("Usage: mgpu-lint [check] [OPTIONS] [PATH]...\n")
     for opt in LINT_OPTIONS:
         assert opt.names[0] in out
     assert "\nCommands:\n" in out and "  plan " in out

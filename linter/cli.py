@@ -249,6 +249,8 @@ def lint_main(argv: Sequence[str], prog: str = PROG) -> int:
     try:
         for dest, flag in (("select", "--select"), ("ignore", "--ignore"),
                            ("extend_select", "--extend-select")):
+            if args[dest] == []:
+                raise ValueError(f"Invalid value for '{flag}': no rule code given")
             args[dest] = check_selectors(args[dest], flag)
     except ValueError as exc:
         return usage_error(prog, str(exc))

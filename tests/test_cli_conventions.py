@@ -46,6 +46,7 @@ def one_error_line(err: str) -> str:
     ("--select", "bogus", "unknown rule selector 'bogus'"),
     ("--ignore", "MG3,MG0019", "unknown rule selector 'MG0019'"),
     ("--extend-select", "XX1", "unknown rule selector 'XX1'"),
+    ("--select", ",", "no rule code given"),  # would otherwise select nothing, silently
 ])
 def test_unknown_selector_is_usage_error(tmp_path: Path, capsys, flag: str, value: str,
                                          needle: str) -> None:

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 from enum import Enum
-from typing import Any, List, Optional
+from typing import TYPE_CHECKING, Any, List, Optional
 
 import typer
 
 from ..launch import VLLM, Launch
+
+if TYPE_CHECKING:
+    from ..analyze import FileSet
+    from ..runner import Options
 
 
 class OutputFormat(str, Enum):
@@ -16,7 +20,82 @@ class OutputFormat(str, Enum):
     json = "json"
 
 
-def launch_dict(la: Launch, target_version: str | None = None) -> dict[str, Any]:
+MEMORY_KEYS = ("gpu_memory_bytes", "requested_bytes", "weights_bytes_per_gpu", "activation_bytes",
+               "non_torch_bytes", "cudagraph_bytes", "kv_cache_bytes_per_gpu", "kv_cache_tokens",
+               "max_concurrency")
+
+
+def resolved(la: Launch, options: Options, fileset: FileSet) -> dict[str, Any] | None:
+    """The deployment the rules see for a vLLM launch: layout, GPU type and its origin, and
+    the memory as vLLM would budget it (integer bytes; null where unknown)."""
+    if la.engine != VLLM:
+        return None
+    import dataclasses
+
+    from ..config import config_for
+    from ..deployment import Deployment
+    from ..engines import parse_launch
+    from ..resolve import gpu_facts, layout, model_facts
+    from ..sizing import memory as mem
+    from ..sizing.vllm_launch import launch_memory
+
+    settings = config_for(la.source.path, options.config).settings
+    if options.target_version:
+        settings = dataclasses.replace(settings, target_version=options.target_version)
+    inv, _ = parse_launch(la, settings.target_version)
+    d = Deployment(launch=la, inv=inv, settings=settings, layout=layout(inv),
+                   model=model_facts(inv, la, settings),
+                   gpu=gpu_facts(la, settings, options.gpu, options.gpus_per_node))
+    lay, g, model = d.layout, d.gpu, d.model
+    memory: dict[str, Any] = dict.fromkeys(MEMORY_KEYS)
+    length = None
+    if model is not None and model.shape is not None:
+        stated = inv.max_model_len
+        if stated.known and isinstance(stated.value, int) and stated.value > 0:
+            length = stated.value
+        elif stated.known and stated.value is None and not inv.hf_overrides.given:
+            length = mem.derived_max_model_len(model.shape)
+    m = launch_memory(d, length) if length else None
+    if m is not None:
+        b = m.budget
+        memory.update(gpu_memory_bytes=b.gpu_memory, requested_bytes=b.requested,
+                      weights_bytes_per_gpu=b.weights, activation_bytes=b.activation,
+                      non_torch_bytes=b.non_torch, cudagraph_bytes=b.cudagraph,
+                      kv_cache_bytes_per_gpu=b.kv_budget,
+                      kv_cache_tokens=b.kv_tokens if b.kv_budget > 0 else 0,
+                      max_concurrency=round(b.max_concurrency, 2) if b.kv_budget > 0 else 0)
+    elif g is not None and g.spec is not None:
+        from ..sizing.vllm_launch import card_bytes
+
+        memory["gpu_memory_bytes"] = card_bytes(g.spec)[0]
+    return {
+        "layout": None if lay is None else {
+            "tp": lay.tp.value, "pp": lay.pp.value, "dp": lay.dp.value,
+            "dp_local": lay.dp_local.value, "pcp": lay.pcp.value, "nnodes": lay.nnodes.value,
+            "world_size": lay.world_size, "gpus_per_node": lay.gpus_per_node,
+            "known": lay.known},
+        "gpu": None if g is None or g.spec is None else {
+            "type": g.spec.id, "name": g.spec.name, "origin": g.origin, "assumed": g.assumed,
+            "cuda_memory_catalogued": g.spec.cuda_memory_gib is not None},
+        "model": None if model is None else {
+            "ref": model.ref, "known": model.shape is not None,
+            "shape": model.shape.id if model.shape is not None else None,
+            "precision": model.weights.label, "precision_origin": model.weights.origin},
+        "vllm_release": str(inv.version),
+        "max_model_len": length,
+        "memory": memory,
+        "memory_log": list(_log(m)) if m is not None else [],
+    }
+
+
+def _log(m: Any) -> tuple[str, ...]:
+    from ..sizing.vllm_launch import log_lines
+
+    return log_lines(m)
+
+
+def launch_dict(la: Launch, target_version: str | None = None,
+                deployment: dict[str, Any] | None = None) -> dict[str, Any]:
     src = la.source
 
     def pos(offset: int) -> str:
@@ -57,12 +136,14 @@ def launch_dict(la: Launch, target_version: str | None = None) -> dict[str, Any]
         "gpus": gpus,
         "argv": [{"word": w.text, "at": pos(w.span.start)} for w in la.args],
         "env": {k: v.value for k, v in sorted(la.env.items())},
+        **({"deployment": deployment} if deployment is not None else {}),
     }
 
 
-def render_text(launches: list[Launch], target_version: str | None = None) -> str:
+def render_text(launches: list[Launch], target_version: str | None = None,
+                deployments: list[dict[str, Any] | None] | None = None) -> str:
     out = []
-    for la in launches:
+    for i, la in enumerate(launches):
         d = launch_dict(la, target_version)
         head = f"{d['path']}:{d['at']}: {d['engine']} ({d['entry']})"
         if d["image_entrypoint"]:
@@ -84,6 +165,18 @@ def render_text(launches: list[Launch], target_version: str | None = None) -> st
                        f"({g['origin']}{' at ' + g['at'] if g['at'] else ''})")
         else:
             out.append("  gpus: not stated")
+        dep = deployments[i] if deployments else None
+        if dep is not None:
+            lay, gpu = dep["layout"], dep["gpu"]
+            if lay is not None:
+                out.append(f"  layout: tp {lay['tp']} × pp {lay['pp']} × dp {lay['dp']} "
+                           f"(world {lay['world_size']}, GPUs on this node: "
+                           f"{lay['gpus_per_node']})")
+            if gpu is not None:
+                out.append(f"  gpu type: {gpu['name']} ({gpu['origin']}"
+                           f"{', assumed' if gpu['assumed'] else ''})")
+            for line in dep["memory_log"]:
+                out.append(f"  memory: {line}")
         for w in d["argv"]:
             out.append(f"  {w['at']:>8}  {w['word']}")
     out.append(f"{len(launches)} launch(es)")
@@ -100,22 +193,45 @@ def register(app: typer.Typer) -> None:
         target_version: Optional[str] = typer.Option(
             None, "--target-version", help="vLLM release for launches whose file pins none "
             "(default: the configuration's)"),
+        gpu: Optional[str] = typer.Option(None, "--gpu", help="GPU type when no file states it"),
+        gpus_per_node: Optional[int] = typer.Option(None, "--gpus-per-node",
+                                                    help="GPUs per node (8)"),
+        config: Optional[str] = typer.Option(None, "--config", help="configuration file (TOML)"),
     ) -> None:
-        """Print every engine launch found: program position, engine, argv words, GPUs."""
+        """Print every engine launch found: program position, engine, argv words, GPUs, and
+        for vLLM the resolved deployment and its memory as vLLM would budget it."""
         import os
 
-        from ..config import ConfigError, find_for_directory, normalise_target_version
-        from ..runner import read_files
+        from ..analyze import FileSet
+        from ..config import ConfigError, find_for_directory, load_file, normalise_target_version
+        from ..runner import Options, read_files
 
         try:
+            explicit = load_file(config) if config else None
+        except ConfigError as exc:
+            raise typer.BadParameter(str(exc), param_hint="'--config'") from None
+        try:
             target = normalise_target_version(target_version) if target_version else \
-                find_for_directory(os.getcwd()).settings.target_version
+                (explicit or find_for_directory(os.getcwd())).settings.target_version
         except (ConfigError, ValueError) as exc:
             raise typer.BadParameter(str(exc), param_hint="'--target-version'") from None
+        if gpu is not None:
+            from ..catalog.knowledge import gpu_names, resolve_gpu
+
+            if resolve_gpu(gpu) is None:
+                raise typer.BadParameter(f"unknown GPU {gpu!r}; known: {', '.join(gpu_names())}",
+                                         param_hint="'--gpu'")
+        options = Options(gpu=gpu, gpus_per_node=gpus_per_node,
+                          target_version=target if target_version else None, config=explicit)
         run = read_files(list(paths or []), command=command)
         launches = run.launches
+        fileset = FileSet(run.services, run.hpas, launches)
+        try:
+            deps = [resolved(la, options, fileset) for la in launches]
+        except ConfigError as exc:
+            raise typer.BadParameter(str(exc), param_hint="'--config'") from None
         if fmt.value == "json":
-            typer.echo(json.dumps({"version": 1, "launches": [launch_dict(la, target)
-                                                              for la in launches]}, indent=2))
+            typer.echo(json.dumps({"version": 1, "launches": [
+                launch_dict(la, target, dep) for la, dep in zip(launches, deps)]}, indent=2))
         else:
-            typer.echo(render_text(launches, target), nl=False)
+            typer.echo(render_text(launches, target, deps), nl=False)

@@ -1,0 +1,141 @@
+"""One vLLM launch's memory as vLLM would size it: the Deployment's facts fed to vllm_budget.
+
+Shared by the memory rules (MG301-MG303), `launches` and `plan`.  Returns None when a fact the
+budget needs is unknown or broken (the rules then stay silent).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from . import vllm_budget as vb
+
+if TYPE_CHECKING:
+    from ..catalog.knowledge import GpuSpec
+    from ..deployment import Deployment
+
+GIB = vb.GIB
+ESTIMATE_CUDAGRAPHS_ENV = "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS"
+
+
+@dataclass(frozen=True)
+class LaunchMemory:
+    budget: vb.Budget
+    card_known: bool  # False: CUDA's total is not in the catalog (the marketed size is used)
+    release: str
+    utilization: float
+
+    @property
+    def uncertainty(self) -> int:
+        """What a verdict must clear: the fitted terms' spread, plus the card's when its CUDA
+        total is not catalogued."""
+        extra = 0 if self.card_known else int(0.03 * self.budget.gpu_memory)
+        return vb.UNCERTAINTY_BYTES + extra
+
+
+def card_bytes(spec: GpuSpec) -> tuple[int, bool]:
+    """Total memory as CUDA reports it; when the catalog has no measured value, the marketed
+    size read as GiB — an upper bound (H100 80 GB: 79.19 GiB; 24 GB cards report 23.6-23.7 GiB),
+    so a refusal found with it holds on the real card."""
+    b = spec.cuda_memory_bytes
+    if b is not None:
+        return b, True
+    return int(spec.memory_gb * GIB), False
+
+
+def _int(s: object) -> int | None:
+    v = getattr(s, "value", None)
+    known = getattr(s, "known", False)
+    return v if known and isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def launch_memory(d: Deployment, max_model_len: int) -> LaunchMemory | None:
+    """The budget of ``d`` at ``max_model_len`` (None when a fact is missing)."""
+    return d.derived(f"memory.vllm_launch.{max_model_len}",
+                     lambda dep: _compute(dep, max_model_len))
+
+
+def _compute(d: Deployment, max_model_len: int) -> LaunchMemory | None:
+    from ..launch import VLLM
+
+    inv, lay, model, g = d.inv, d.layout, d.model, d.gpu
+    if d.engine != VLLM or lay is None or not lay.known or model is None or model.shape is None:
+        return None
+    if g is None or g.spec is None or model.kv_bytes is None or lay.pcp.value > 1:
+        return None
+    settings = (inv.gpu_memory_utilization, inv.kv_cache_memory_bytes, inv.cpu_offload_gb,
+                inv.max_num_seqs, inv.max_num_batched_tokens, inv.enforce_eager,
+                inv.decode_context_parallel_size, inv.enable_lora)
+    if not all(s.known for s in settings):
+        return None
+    if inv.enable_lora.value is True:
+        return None  # LoRA buffers: the existing budget's terms, not modelled here
+    dcp = _int(inv.decode_context_parallel_size) or 1
+    if dcp > 1:
+        return None
+    util = inv.gpu_memory_utilization.value
+    if not isinstance(util, (int, float)) or isinstance(util, bool) or not 0 < util <= 1:
+        return None
+    kvmem = None
+    if inv.kv_cache_memory_bytes.value is not None:
+        kvmem = _int(inv.kv_cache_memory_bytes)
+        if kvmem is None or kvmem <= 0:
+            return None
+    offload = inv.cpu_offload_gb.value
+    offload_bytes = int(float(offload) * GIB) if isinstance(offload, (int, float)) else 0
+    seqs = _int(inv.max_num_seqs) if inv.max_num_seqs.value is not None else None
+    tokens = _int(inv.max_num_batched_tokens) \
+        if inv.max_num_batched_tokens.value is not None else None
+    if (inv.max_num_seqs.value is not None and not seqs) or \
+            (inv.max_num_batched_tokens.value is not None and not tokens):
+        return None
+    from ..catalog import knowledge
+
+    shape = model.shape
+    bits, method = vb.weight_format(model.weights.bits, model.weights.label,
+                                    model.weights.origin, shape.quantization)
+    dtype = inv.dtype.value if inv.dtype.known and isinstance(inv.dtype.value, str) else None
+    # the activation dtype as kv_cache_bytes_per_value reads it: --dtype, else the checkpoint's
+    if dtype and dtype != "auto":
+        act_bits = 32.0 if knowledge.dtype_bits(dtype) == 32.0 else 16.0
+    else:
+        act_bits = 32.0 if shape.quantization is None and \
+            knowledge.dtype_bits(shape.dtype) == 32.0 else 16.0
+    card, known = card_bytes(g.spec)
+    env = d.launch.env.get(ESTIMATE_CUDAGRAPHS_ENV)
+    ep = lay.dp.value  # MoE layers flatten tp × dp (FusedMoEParallelConfig)
+    x = vb.Inputs(shape=shape, card_bytes=card, utilization=float(util), weight_bits=bits,
+                  quant_method=method, kv_bytes=model.kv_bytes, max_model_len=max_model_len,
+                  tp=lay.tp.value, pp=lay.pp.value, ep=ep, activation_bits=act_bits,
+                  max_num_seqs=seqs, max_num_batched_tokens=tokens,
+                  enforce_eager=inv.enforce_eager.value is True, kv_cache_memory_bytes=kvmem,
+                  offload_bytes=offload_bytes, device_name=g.spec.name,
+                  release=str(inv.version),
+                  estimate_cudagraphs_env=env.value if env is not None else None)
+    return LaunchMemory(vb.budget(x), known, str(inv.version), float(util))
+
+
+def log_lines(m: LaunchMemory) -> tuple[str, ...]:
+    """The budget as vLLM logs it at start-up (gpu_worker.py, kv_cache_utils.py)."""
+    b = m.budget
+    card = "" if m.card_known else " (CUDA total not catalogued: the marketed size)"
+
+    def gib(v: int) -> str:
+        return f"{v / GIB:.2f} GiB"
+    lines = [f"vLLM {m.release}: requested memory ceil({gib(b.gpu_memory)}{card} × "
+             f"{m.utilization:g}) "
+             f"= {gib(b.requested)} (v1/worker/utils.py request_memory)",
+             f"Model loading took {gib(b.weights)} per GPU; activation peak {gib(b.activation)}; "
+             f"non-torch {gib(b.non_torch)}; CUDA graphs {gib(b.cudagraph)}"]
+    if b.kv_from_flag:
+        lines.append(f"KV cache memory {gib(b.kv_budget)} (--kv-cache-memory-bytes)")
+    else:
+        lines.append(f"Available KV cache memory: {gib(b.kv_budget)} = requested − weights − "
+                     "activation − non-torch − CUDA graphs (gpu_worker.py "
+                     "determine_available_memory)")
+    if b.kv_budget > 0:
+        lines.append(f"GPU KV cache size: {b.kv_tokens:,} tokens ({b.blocks:,} blocks of "
+                     f"{b.groups.bytes_per_block:,} bytes); Maximum concurrency for "
+                     f"{b.max_model_len:,} tokens per request: {b.max_concurrency:.2f}x")
+    return tuple(lines)

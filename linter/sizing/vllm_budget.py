@@ -444,8 +444,8 @@ def budget(x: Inputs) -> Budget:
         n = layer_split[stage]
         stage_sliding = round(sliding * n / shape.layers)
         groups = layer_groups(n - stage_sliding, stage_sliding, page, shape.sliding_window)
-        blocks = max(0, kv // groups.bytes_per_block) if kv > 0 else 0
-        per_req = blocks_per_request(groups, x.max_model_len, in_flight)
+        blocks = kv // groups.bytes_per_block if kv > 0 and groups.bytes_per_block else 0
+        per_req = blocks_per_request(groups, x.max_model_len, in_flight) if n else 0
         cand = Budget(x.card_bytes, requested, w, act, non_torch, graphs, kv, groups,
                       blocks, per_req, x.max_model_len, seqs, tokens,
                       x.kv_cache_memory_bytes is not None)

@@ -93,6 +93,8 @@ def _compute(d: Deployment, max_model_len: int) -> LaunchMemory | None:
     from ..catalog import knowledge
 
     shape = model.shape
+    if lay.pp.value > shape.layers or max_model_len <= 0:
+        return None  # vLLM refuses the layout itself
     bits, method = vb.weight_format(model.weights.bits, model.weights.label,
                                     model.weights.origin, shape.quantization)
     dtype = inv.dtype.value if inv.dtype.known and isinstance(inv.dtype.value, str) else None

@@ -81,7 +81,7 @@ def tensor_parallel_over_pcie(d: Deployment) -> Iterator[Finding]:
     prints the all-reduce traffic of a forward pass and its time on NVLink and on the card's
     PCIe link.
 
-    Why is this bad? (lesson, Examples 3-5) Tensor parallelism performs two all-reduces per
+    Why is this bad? Tensor parallelism performs two all-reduces per
     layer and forward pass, each of tokens × hidden BF16 values; a ring all-reduce sends
     2(n−1)/n of it per GPU. For a 70B model (hidden 8,192, 80 layers) at tp 8 a decode step of
     64 sequences moves 293.6 MB per GPU: 0.65 ms on NVLink (450 GB/s per direction) but 9.32 ms
@@ -181,7 +181,7 @@ def llama_split_over_pcie(d: Deployment) -> Iterator[Finding]:
     What it does: finds llama-server launches with `-sm row` or `-sm tensor` on a stated GPU
     type without NVLink, with more than one device.
 
-    Why is this bad? (lesson, Examples 5 and 10) `row` and `tensor` are tensor parallelism:
+    Why is this bad? `row` and `tensor` are tensor parallelism:
     every layer's matrices are split across the GPUs and the partial results are exchanged in
     every layer of every token. Over PCIe (31.5 GB/s per direction for 4.0, against 450 GB/s
     for H100 NVLink) that exchange costs more time than the arithmetic it splits. The default
@@ -222,8 +222,9 @@ def llama_split_over_pcie(d: Deployment) -> Iterator[Finding]:
         d.source, mode.span or d.program_span,
         hint="use -sm layer (the default, pipelined: one hidden vector per token crosses each "
              "device boundary) and -ts for the proportions",
-        math=(("tensor parallelism performs 2 all-reduces per layer and forward pass; over PCIe "
-              "they cost more than the computation they split (lesson, Example 5)"),),
+        math=(("tensor parallelism performs 2 all-reduces per layer and forward pass, each GPU "
+              "sending 2(n−1)/n × tokens × hidden × 2 bytes (ring all-reduce); over PCIe they "
+              "cost more than the computation they split"),),
         related=_gpu_related(d),
     )
 
@@ -235,7 +236,7 @@ def pipeline_bubble(d: Deployment) -> Iterator[Finding]:
     What it does: finds vLLM launches with `--pipeline-parallel-size` p > 1 where the sequences
     that can be in flight, min(users, `--max-num-seqs`), are fewer than p.
 
-    Why is this bad? (lesson, Examples 6-7) A pipeline of p stages is busy m / (m + p − 1) of
+    Why is this bad? A pipeline of p stages is busy m / (m + p − 1) of
     the time for m micro-batches. In decoding a batch must leave the last stage before its next
     token, so only independent batches in flight fill the stages: vLLM keeps pp batches in
     flight (max_concurrent_batches, vllm/config/vllm.py), each needing at least one sequence.
@@ -274,9 +275,9 @@ def pipeline_bubble(d: Deployment) -> Iterator[Finding]:
         math=((f"sequences in flight m = min(users {users}, --max-num-seqs {limit}) = {m}"
                if limit is not None else f"sequences in flight m = users = {m}"),
               (f"busy share m / (m + p − 1) = {m} / ({m} + {p} − 1) = "
-              f"{percent(pipeline_busy_share(m, p))} (Ex. 6)"),
-              (f"steady decoding with {m} batch(es) in flight on {p} stages: "
-              f"{percent(pipeline_decode_busy_share(m, p))} busy (Ex. 7)")),
+              f"{percent(pipeline_busy_share(m, p))}"),
+              (f"steady decoding with {m} batch(es) in flight on {p} stages: min(m, p) / p = "
+              f"{percent(pipeline_decode_busy_share(m, p))} busy")),
         related=tuple(related),
         data={"stages": p, "in_flight": m, "busy_share": pipeline_busy_share(m, p)},
     )
@@ -290,7 +291,7 @@ def custom_all_reduce_disabled(d: Deployment) -> Iterator[Finding]:
     otherwise use its custom all-reduce kernel: tp of 2, 4, 6, 8 or 16 on one node, over NVLink
     (or two GPUs over PCIe).
 
-    Why is this bad? (lesson, Example 5) Decode all-reduces are small, so their cost is
+    Why is this bad? Decode all-reduces are small, so their cost is
     latency, not bandwidth: a NCCL ring takes 2(n−1) sequential steps per all-reduce, 2,240
     per forward pass for a 70B model at tp 8. At an assumed 1 µs per step that adds 2.24 ms
     to every decode step, 42% of the 5.27 ms weight read; at 5 µs, 11.2 ms. vLLM's custom

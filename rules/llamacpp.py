@@ -125,7 +125,7 @@ def llama_layer_split(d: Deployment) -> Iterator[Finding]:
     in the default `-sm layer` mode, and shows the ranges when the proportions are uneven, a
     device with a share gets no layer, or RPC devices take the first layers.
 
-    How llama.cpp assigns layers (lesson, Example 11; src/llama-model.cpp load_tensors): the
+    How llama.cpp assigns layers (src/llama-model.cpp load_tensors): the
     `-ts` proportions become normalised running sums (3,1 → 0.75, 1.0); the output layer
     counts as layer n_layer; only the last `-ngl` units go to devices; layer il goes to the
     first device whose split point is greater than (il − first GPU unit) / GPU units, in
@@ -327,7 +327,7 @@ def split_follows_free_memory(d: Deployment) -> Iterator[Finding]:
     What it does: finds llama-server launches in `-sm layer` mode over two or more devices
     without `-ts`.
 
-    Why is this bad? (lesson, Example 11) Without `-ts` the proportions are each device's free
+    Why is this bad? Without `-ts` the proportions are each device's free
     memory when the model loads: free 22 and 10 GB give 23 and 9 of 32 layers. Another process
     holding memory on one GPU (a second server, a notebook, a leftover context) shifts layers
     to the others, so the same command gives different splits on different days. When `--fit`
@@ -357,7 +357,7 @@ def split_follows_free_memory(d: Deployment) -> Iterator[Finding]:
         hint="pass -ts (e.g. -ts " + ",".join("1" for _ in devices.names)
              + ") to fix the split",
         math=(("free 22 GB and 10 GB → split points 0.6875, 1.0 → 23 and 9 of 32 layers "
-              "(lesson, Example 11)"),),
+              "(llama.cpp src/llama-model.cpp load_tensors)"),),
         related=devices.related,
     )
 
@@ -369,7 +369,7 @@ def lora_not_batched(d: Deployment) -> Iterator[Finding]:
     What it does: finds llama-server launches that load two or more LoRA adapters (`--lora`,
     `--lora-scaled`) and serve several slots (`-np` > 1, or auto: 4 slots).
 
-    Why is this bad? (lesson, Example 15) The llama-server README: "requests with different
+    Why is this bad? The llama-server README: "requests with different
     LoRA configurations will not be batched together, which may result in performance
     degradation". Traffic that mixes adapters runs as several small batches, each reading the
     whole base model, unlike vLLM, which batches up to `--max-loras` adapters in one forward

@@ -2,7 +2,8 @@
 
 vLLM's MoE layers treat tp × dp (× pcp) GPUs as one group (FusedMoEParallelConfig.make,
 vllm/model_executor/layers/fused_moe/config.py, vLLM 0.30.0): without `--enable-expert-parallel`
-every expert is split that many ways; with it each GPU holds whole experts (lesson, Example 13).
+every expert is split that many ways; with it each GPU holds whole experts (vLLM
+vllm/model_executor/layers/fused_moe/config.py FusedMoEParallelConfig.make, 0.30.0).
 """
 
 from __future__ import annotations
@@ -31,8 +32,8 @@ def _model_name(d: Deployment) -> str:
 
 
 EPLB_GROUP = 8  # DECISIONS: an EP group of 8 or more without EPLB gets MG404
-# Example 8's run: work per device with the two hot experts on device 0
-EXAMPLE_8_LOADS = [34, 8, 10, 12]
+# An illustrative run: token copies per device with the two hot experts on device 0
+ILLUSTRATIVE_LOADS = [34, 8, 10, 12]
 
 
 def _moe_shape(d: Deployment) -> tuple[Layout, ModelShape] | None:
@@ -87,12 +88,12 @@ def moe_experts_sliced(d: Deployment) -> Iterator[Finding]:
     What it does: finds MoE models served over tp × dp > 1 GPUs without
     `--enable-expert-parallel`.
 
-    Why is this bad? (lesson, Example 13) vLLM's MoE layers treat all tp × dp (× pcp) GPUs as
+    Why is this bad? vLLM's MoE layers treat all tp × dp (× pcp) GPUs as
     one group (FusedMoEParallelConfig.make, vLLM 0.30.0). Without expert parallelism each
     expert's matrices are split that many ways — `-tp 8` or `-tp 1 -dp 8`: "TP=8: every expert
     split 8 ways", each expert becoming 8 small matrix products plus an all-reduce; with
     `--enable-expert-parallel` each GPU holds whole experts (1/8 of them) and tokens travel by
-    all-to-all to the GPUs that hold their experts (Example 8).
+    all-to-all to the GPUs that hold their experts.
 
     Use instead: try `--enable-expert-parallel` for large expert counts and measure; for
     small groups slicing can be fine.
@@ -210,9 +211,9 @@ def eplb_recommended(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds expert parallelism over 8 or more GPUs without `--enable-eplb`.
 
-    Why is this bad? (lesson, Example 8) Routing is uneven: some experts are hot. Each MoE
+    Why is this bad? Routing is uneven: some experts are hot. Each MoE
     layer waits for the busiest GPU, so the layer time follows the maximum load, not the mean:
-    in the lesson's run device 0 holds the two popular experts and processes 34 token copies
+    in an illustrative run device 0 holds the two popular experts and processes 34 token copies
     against a mean of 16 (imbalance 2.13), so the layer runs at less than half the speed of a
     balanced one. EPLB records expert load over a window and moves and replicates hot experts
     (`num_redundant_experts`) at run time.
@@ -227,15 +228,16 @@ def eplb_recommended(d: Deployment) -> Iterator[Finding]:
     eplb = d.inv.enable_eplb
     if group < EPLB_GROUP or not eplb.known or eplb.value:
         return
-    imbalance = expert_load_imbalance(EXAMPLE_8_LOADS)
-    mean = sum(EXAMPLE_8_LOADS) / len(EXAMPLE_8_LOADS)
+    imbalance = expert_load_imbalance(ILLUSTRATIVE_LOADS)
+    mean = sum(ILLUSTRATIVE_LOADS) / len(ILLUSTRATIVE_LOADS)
     yield Finding(
         "MG404", Severity.INFO,
         f"expert parallelism over {group} GPUs without --enable-eplb: each MoE layer waits for "
         "the GPU with the hottest experts",
         d.source, d.inv.enable_expert_parallel.flag_span or d.program_span,
         math=(_group_math(lay, group),
-              (f"Example 8: busiest device {max(EXAMPLE_8_LOADS)} token copies / mean "
+              (f"e.g. token copies per device {', '.join(map(str, ILLUSTRATIVE_LOADS))}: "
+               f"busiest {max(ILLUSTRATIVE_LOADS)} / mean "
               f"{mean:g} = imbalance {fixed(imbalance, 2)}: the layer runs at "
               f"{percent(1 / imbalance)} of a balanced layer's speed")),
         hint="add --enable-eplb",
@@ -249,7 +251,7 @@ def moe_dp_lockstep(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds MoE models served with `-dp` > 1.
 
-    Why is this bad? (lesson, Example 13) With data parallelism the MoE layers still span all
+    Why is this bad? With data parallelism the MoE layers still span all
     dp × tp GPUs, so the dp engines step together (vLLM's DPEngineCoreProc, which asserts the
     model is MoE): an engine with no requests runs dummy batches to keep the collective
     operations in step, and the slowest engine sets everyone's pace.

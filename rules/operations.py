@@ -22,7 +22,7 @@ from mgpu_lint.sizing.operations import (
 
 from .registry import Rule, rule
 
-# Metrics that measure whether a GPU is busy, not how much work waits (lesson Example 18).
+# Metrics that measure whether a GPU is busy, not how much work waits.
 GPU_UTILIZATION_METRICS = {
     "dcgm_fi_dev_gpu_util",
     "dcgm_fi_prof_gr_engine_active",
@@ -95,7 +95,7 @@ def hpa_on_gpu_utilization(d: Deployment) -> Iterator[Finding]:
     utilisation metric (DCGM_FI_DEV_GPU_UTIL, nvidia_gpu_duty_cycle, the GKE accelerator duty
     cycle …).
 
-    Why is this bad? (lesson, Example 18) GPU utilisation says only whether a kernel was
+    Why is this bad? GPU utilisation says only whether a kernel was
     running in the sampling window. A decode-bound engine shows ~100% with one request or with
     two hundred: the metric saturates long before users notice queueing, and it stays high
     while the queue drains, so the autoscaler neither scales out in time nor scales in.
@@ -250,7 +250,7 @@ def cold_start_download(d: Deployment) -> Iterator[Finding]:
     `HF_HUB_CACHE`, `HF_HOME`, `LLAMA_CACHE`, else ~/.cache/huggingface/hub). An emptyDir is
     not a cache: it dies with the pod.
 
-    Why is this bad? (lesson, Example 17) Every new pod — each scale-out, reschedule and
+    Why is this bad? Every new pod — each scale-out, reschedule and
     rolling update — downloads the weights again before it can serve. Cold start is start-up
     plus load plus warm-up: with an assumed 20 s start and 40 s warm-up, a 70.6 GB model takes
     564.8 s to download at 1 Gb/s (624.8 s in all) against 23.5 s from a local NVMe drive. While
@@ -294,7 +294,7 @@ def cold_start_download(d: Deployment) -> Iterator[Finding]:
                     f"{fixed(WARMUP_SECONDS, 0)} = {fixed(example_cold_start(size, rate), 1)} s "
                     "cold start")
     math.append(f"start {fixed(START_SECONDS, 0)} s and warm-up {fixed(WARMUP_SECONDS, 0)} s "
-                "and the rates are the lesson's assumptions (Example 17): measure your own")
+                "and the rates are assumed figures (linter/sizing/operations.py): measure your own")
     where = f"{ephemeral} dies with the pod" if ephemeral else \
         f"no persistent volume holds its cache {path}" + (
             f", set by {origin}" if origin != DEFAULT_CACHE else "")
@@ -319,7 +319,7 @@ def warmup_disabled(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds llama-server launches with `--no-warmup`.
 
-    Why is this bad? (lesson, Example 17) llama-server warms up "with an empty run" before it
+    Why is this bad? llama-server warms up "with an empty run" before it
     reports ready (tools/server README: `--warmup, --no-warmup`, default enabled): weights are
     paged in and kernels and buffers are set up. Without it the server answers /health sooner,
     and the first real requests — possibly sent by a readiness-gated load balancer — pay that

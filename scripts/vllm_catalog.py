@@ -17,8 +17,8 @@ The pipeline is dump -> diff -> history:
    others do not, with the releases accepting it and the curated hints.
 
 Every written file says ``"generated": ... do not edit``.  ``build --check`` writes nothing and
-exits 1 when a committed file differs from what the dumps give (``tests/test_vllm_catalog_script.py``
-runs it).  Adding a release: put its dump in ``tests/data/engines/vllm-versions/``, run
+exits 1 when a committed file differs from what the dumps give
+(``tests/test_vllm_catalog_script.py`` runs it).  Adding a release: put its dump in ``tests/data/engines/vllm-versions/``, run
 ``python scripts/vllm_catalog.py build``, read the diff of the generated files.
 """
 

@@ -106,7 +106,7 @@ def test_multi_node_commands_and_served_name() -> None:
         ("vllm serve meta-llama/Llama-3.1-405B-Instruct-FP8 -tp 8 -pp 2 --max-model-len 8192 "
          "--nnodes 2 --node-rank 1 --master-addr 10.0.0.1 --headless")]
     assert p["commands"]["llama_server"] == []
-    assert "Example 1 needs 8 GPU(s)" in p["counts_note"]
+    assert "ceil((weights + KV cache) / usable memory per GPU) = 8 GPU(s)" in p["counts_note"]
 
 
 def test_quantize_online_and_gguf_names() -> None:

@@ -1,4 +1,4 @@
-"""`mgpu-lint layers`: which layers llama.cpp puts on which device (lesson Example 11).
+"""`mgpu-lint layers`: which layers llama.cpp puts on which device (sizing/llamacpp.py).
 
 Devices are ordered as llama.cpp orders them: RPC servers first (``RPC0``, ``RPC1`` …), then the
 local GPUs (``CUDA0`` …), unless ``-dev`` names them explicitly.
@@ -147,7 +147,7 @@ def register(app: typer.Typer) -> None:
         main_gpu: int = typer.Option(0, "-mg", "--main-gpu", help="device for -sm none"),
         fmt: str = typer.Option("text", "--output-format", "--format", help="text or json"),
     ) -> None:
-        """llama.cpp's layer assignment per device (Example 11)."""
+        """llama.cpp's layer assignment per device (as src/llama-model.cpp load_tensors does)."""
         if fmt not in ("text", "json"):
             typer.echo("mgpu-lint layers: error: Invalid value for '--output-format': "
                        f"{fmt!r} is not one of 'text', 'json'. (see `mgpu-lint layers --help`)",

@@ -1,7 +1,8 @@
-"""`mgpu-lint plan`: sizing and a suggested layout for one model (lesson Examples 1 and 14).
+"""`mgpu-lint plan`: sizing and a suggested layout for one model.
 
-Example 1 counts the GPUs for the weights plus the KV cache of the stated users × context; Example
-14 chooses TP/PP/DP from the weights alone, keeping 40% of each GPU for the KV cache. Both are
+The sizing counts the GPUs for the weights plus the KV cache of the stated users × context
+(``sizing.memory.gpus_needed``: ceil(total / usable per GPU)); the layout chooses TP/PP/DP from the
+weights alone, keeping 40% of each GPU for the KV cache (``sizing.layout.choose_layout``). Both are
 printed, with the reason when they differ, followed by `vllm serve` and `llama-server` commands for
 the chosen layout.
 """
@@ -19,8 +20,8 @@ if TYPE_CHECKING:
     from ..sizing.layout import Layout
 
 DEFAULT_GPU = "h100-sxm"
-MASTER_ADDR = "10.0.0.1"  # placeholder address of node 0, as in the lesson's Example 13
-DECODE_BATCH = 64  # decode batch of the all-reduce estimate (Example 5)
+MASTER_ADDR = "10.0.0.1"  # placeholder address of node 0 in the suggested multi-node commands
+DECODE_BATCH = 64  # decode batch of the all-reduce estimate (sizing/interconnect.py)
 # GGUF file type suggested for a bit width (largest whose base type fits the bits).
 GGUF_BY_BITS = ((16.0, "BF16"), (8.0, "Q8_0"), (6.0, "Q6_K"), (5.0, "Q5_K_M"), (4.0, "Q4_K_M"),
                 (3.0, "Q3_K_M"), (0.0, "Q2_K"))
@@ -154,15 +155,16 @@ def compute_plan(inp: PlanInput) -> dict[str, Any]:
 
 def _counts_note(need: int, layout: Layout, inp: PlanInput, weights: float, usable: float,
                  per_sequence: float) -> str | None:
-    """Why Example 1's count and Example 14's differ (``per_sequence``: one GPU's KV bytes for
-    one sequence under the layout's tp and pp)."""
+    """Why the GPUs for weights + KV cache and the layout's GPUs differ (``per_sequence``: one
+    GPU's KV bytes for one sequence under the layout's tp and pp)."""
     if not layout.fits or need == layout.gpus:
         return None
     room = usable - weights / layout.gpus
     users = max(0, int(room // per_sequence)) if per_sequence > 0 else 0
-    return (f"Example 1 needs {need} GPU(s) for the weights plus the KV cache of {inp.users} users"
-            f" x {inp.context:,} tokens; Example 14 sizes for the weights alone with 40% of each"
-            f" GPU kept free, rounded up to a power of two: {layout.gpus} GPU(s) per replica,"
+    return (f"ceil((weights + KV cache) / usable memory per GPU) = {need} GPU(s) for the weights"
+            f" plus the KV cache of {inp.users} users x {inp.context:,} tokens; the layout sizes"
+            f" for the weights alone with 40% of each GPU kept free, rounded up to a power of two:"
+            f" {layout.gpus} GPU(s) per replica,"
             f" whose {inp.usable:.0%} usable memory holds the KV cache of about {users} such"
             f" users")
 
@@ -267,7 +269,7 @@ def _llama_commands(shape: ModelShape, precision: Precision, inp: PlanInput,
 
 
 def render_text(plan: dict[str, Any]) -> str:
-    """The plan as the lesson prints it (Example 1's row, Example 14's line)."""
+    """The plan as text: the sizing row, then the layout line."""
     from ..sizing.display import fixed
 
     name = plan["model"].rsplit("/", 1)[-1]
@@ -290,7 +292,7 @@ def render_text(plan: dict[str, Any]) -> str:
          f"  {fixed(plan['read_ms_one_gpu'], 1):>13}  {fixed(plan['read_ms_split'], 1):>14}"),
         f"KV cache per token, {name}: {fixed(plan['kv_per_token_kib'], 0)} KiB",
         "",
-        (f"layout (Example 14: {lay['kv_reserve']:.0%} of each GPU kept for KV cache and buffers,"
+        (f"layout ({lay['kv_reserve']:.0%} of each GPU kept for KV cache and buffers,"
          f" {lay['gpus_per_node']} x {lay['nodes']} GPUs, {lay['interconnect']}):"),
         f"  {lay['description']}",
     ]
@@ -336,7 +338,7 @@ def register(app: typer.Typer) -> None:
                                                      help="vLLM --kv-cache-dtype (auto, fp8 …)"),
         fmt: str = typer.Option("text", "--output-format", "--format", help="text or json"),
     ) -> None:
-        """Size a model for users x context (Example 1) and choose a layout (Example 14)."""
+        """Size a model for users x context and choose a tensor/pipeline/data-parallel layout."""
         if fmt not in ("text", "json"):
             typer.echo("mgpu-lint plan: error: Invalid value for '--output-format': "
                        f"{fmt!r} is not one of 'text', 'json'. (see `mgpu-lint plan --help`)",

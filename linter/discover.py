@@ -8,11 +8,13 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
+from . import safeio
 from .findings import Finding, Severity
 from .source import SourceFile, Span
 
 MAX_BYTES = 10 * 1024 * 1024
 SNIFF_BYTES = 4096  # how much of a suffix-less file is read to tell its kind
+GITIGNORE_MAX_BYTES = 1024 * 1024
 
 _SHEBANG = re.compile(r"^#!\s*\S*(?:/|\s)(?:env\s+)?(?:ba|da|z|k|a)?sh\b")
 YAML_SUFFIXES = (".yaml", ".yml", ".json")
@@ -119,10 +121,12 @@ def excluder(patterns: list[str] | tuple[str, ...], root: str) -> Callable[[str]
 
 
 def _gitignore_patterns(directory: str) -> list[str]:
-    try:
-        with open(os.path.join(directory, ".gitignore"), encoding="utf-8") as fh:
-            lines = fh.read(100_000).splitlines()
-    except (OSError, UnicodeDecodeError):
+    path = os.path.join(directory, ".gitignore")
+    if not os.path.lexists(path):
+        return []
+    try:  # a FIFO or device named .gitignore is refused, not opened (it would block)
+        lines = safeio.read_text(path, GITIGNORE_MAX_BYTES).splitlines()
+    except safeio.SideFileError:
         return []
     return [ln.strip() for ln in lines if ln.strip() and not ln.startswith("#")]
 

@@ -16,6 +16,7 @@ from typing import Any, BinaryIO
 MAGIC = b"GGUF"
 MAX_HEADER_BYTES = 64 * 1024 * 1024  # token lists of large vocabularies take a few MB
 MAX_ITEMS = 1 << 22
+MAX_NESTING = 8  # arrays of arrays; real files nest at most 2 (gguf-py never writes deeper)
 
 # ggml type id -> (weights per block, bytes per block); QK_K = 256 (gguf-py 0.19.0 constants.py)
 GGML_TYPES: dict[int, tuple[str, int, int]] = {
@@ -95,12 +96,14 @@ class _Reader:
         n = self.unpack("<Q")
         return self.take(n).decode("utf-8", "replace")
 
-    def value(self, vtype: int, keep: bool) -> Any:
+    def value(self, vtype: int, keep: bool, depth: int = 0) -> Any:
         if vtype in _SCALARS:
             return self.unpack(_SCALARS[vtype])
         if vtype == _STRING:
             return self.string()
         if vtype == _ARRAY:
+            if depth >= MAX_NESTING:
+                raise GgufError(f"arrays nested deeper than {MAX_NESTING} levels")
             item_type = self.unpack("<I")
             count = self.unpack("<Q")
             if count > MAX_ITEMS:
@@ -108,14 +111,21 @@ class _Reader:
             if item_type in _SCALARS and not keep:
                 self.take(struct.calcsize(_SCALARS[item_type]) * count)
                 return count
-            items = [self.value(item_type, keep) for _ in range(count)]
+            items = [self.value(item_type, keep, depth + 1) for _ in range(count)]
             return items if keep else count
         raise GgufError(f"unknown value type {vtype}")
 
 
 def read_header(path: str) -> GgufHeader:
-    """Metadata and tensor totals of a GGUF file; GgufError when it is not one."""
-    with open(path, "rb") as fh:
+    """Metadata and tensor totals of a GGUF file; GgufError when it is not one or cannot be
+    read (a FIFO or device is refused before any read: see safeio)."""
+    from .. import safeio
+
+    try:
+        fh = safeio.open_regular(path)
+    except safeio.SideFileError as err:
+        raise GgufError(err.message) from None
+    with fh:
         r = _Reader(fh)
         if r.take(4) != MAGIC:
             raise GgufError("not a GGUF file (bad magic)")

@@ -10,6 +10,38 @@ _COLORS = {
     Severity.INFO: "\x1b[1;36m",
 }
 _BOLD, _RESET = "\x1b[1m", "\x1b[0m"
+# A source line longer than this is shown as an excerpt around the span (the rest elided with
+# "…"), so a report costs the same per finding however long the line: many findings on one
+# megabyte line stay linear.
+MAX_SHOWN = 200
+_CONTEXT = 60  # characters kept on each side of the span in an excerpt
+_MAX_CARET = 80
+
+
+def _line_bounds(src, line: int) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+    """Offsets [begin, end) of a 1-based line without its line break (and a trailing CR)."""
+    starts = src.line_starts()
+    begin = starts[line - 1]
+    end = starts[line] - 1 if line < len(starts) else len(src.text)
+    if end > begin and src.text[end - 1] == "\r":
+        end -= 1
+    return begin, end
+
+
+def _excerpt(src, line: int, col0: int, col1: int) -> tuple[str, int, int]:  # type: ignore
+    """The line's text to show and the 0-based columns of the span in it: the whole line when
+    it is short, else a window of the span (cut to _MAX_CARET) with _CONTEXT either side."""
+    begin, end = _line_bounds(src, line)
+    length = end - begin
+    if length <= MAX_SHOWN:
+        return src.text[begin:end], col0, col1
+    col1 = min(max(col1, col0), length, col0 + _MAX_CARET)
+    lo = max(0, col0 - _CONTEXT)
+    hi = min(length, col1 + _CONTEXT)
+    text = src.text[begin + lo:begin + hi]
+    lead = "…" if lo > 0 else ""
+    trail = "…" if hi < length else ""
+    return lead + text + trail, col0 - lo + len(lead), col1 - lo + len(lead)
 
 
 def _expand_tabs(line: str, col0: int, col1: int) -> tuple[str, int, int]:
@@ -38,10 +70,11 @@ def render_finding(f: Finding, color: bool = False) -> str:
     head_sev = f"{_COLORS[f.severity]}{sev}{_RESET}" if color else sev
     head = f"{src.path}:{line}:{col}: {f.code} [{head_sev}] {f.message}"
     out = [f"{_BOLD}{head}{_RESET}" if color else head]
-    text = src.line_text(line)
-    if text or f.span.end > f.span.start:
-        stop = end_col if end_line == line else len(text) + 1
-        shown, c0, c1 = _expand_tabs(text, col - 1, max(stop - 1, col))
+    begin, end = _line_bounds(src, line) if line <= len(src.line_starts()) else (0, 0)
+    if end > begin or f.span.end > f.span.start:
+        stop = end_col if end_line == line else end - begin + 1
+        text, e0, e1 = _excerpt(src, line, col - 1, max(stop - 1, col))
+        shown, c0, c1 = _expand_tabs(text, e0, e1)
         gutter = f"{line:>5} | "
         out.append(f"{gutter}{shown}")
         caret = " " * c0 + "^" * max(1, c1 - c0)

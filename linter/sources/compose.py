@@ -13,6 +13,8 @@ import os
 import re
 from typing import Any, Callable
 
+from .. import safeio
+from ..findings import Finding
 from ..launch import Context, EnvVar, GpuRequest, Located, Port
 from ..shell import split_commands
 from ..source import CharMap, SourceFile, Span, VarRef, Word
@@ -37,6 +39,7 @@ from .yamlnodes import (
     with_template_refs,
 )
 
+DOTENV_MAX_BYTES = 1024 * 1024
 _INTERP = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?+])((?:[^{}]|\{[^}]*\})*))?\}"
                      r"|\$([A-Za-z_][A-Za-z0-9_]*)")
 
@@ -45,16 +48,22 @@ def is_compose(root: Any) -> bool:
     return is_map(root) and is_map(get(root, "services")) and get(root, "kind") is None
 
 
-def dotenv(source: SourceFile) -> dict[str, str]:
-    """Variables of the `.env` file beside a compose file (KEY=VALUE lines)."""
+def dotenv(source: SourceFile) -> tuple[dict[str, str], Finding | None]:
+    """Variables of the `.env` file beside a compose file (KEY=VALUE lines), and a finding when
+    it exists but cannot be read (a FIFO, not UTF-8, over the size limit)."""
     if source.path.startswith("<"):
-        return {}
+        return {}, None
     path = os.path.join(os.path.dirname(os.path.abspath(source.path)), ".env")
+    if not os.path.lexists(path):
+        return {}, None
+    data = None
     try:
-        with open(path, encoding="utf-8") as fh:
-            lines = fh.read(1_000_000).splitlines()
-    except OSError:
-        return {}
+        data = safeio.read_bytes(path, DOTENV_MAX_BYTES)
+        lines = safeio.decode_utf8(data).splitlines()
+    except safeio.SideFileError as err:
+        shown = os.path.join(os.path.dirname(source.path), ".env")
+        what = f"the .env beside {os.path.basename(source.path)} (its variables are not used)"
+        return {}, safeio.side_finding(shown, err, what, data=data)
     values: dict[str, str] = {}
     for line in lines:
         line = line.strip()
@@ -66,7 +75,7 @@ def dotenv(source: SourceFile) -> dict[str, str]:
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
             value = value[1:-1]
         values[key] = value
-    return values
+    return values, None
 
 
 def interpolate(doc: Doc, node: Any, variables: dict[str, str]) -> Word:
@@ -122,7 +131,9 @@ def _interpolate(doc: Doc, node: Any, variables: dict[str, str]) -> Word:
 
 
 def extract_compose(doc: Doc, root: Any, found: Found) -> None:
-    variables = dotenv(doc.source)
+    variables, unread = dotenv(doc.source)
+    if unread is not None:
+        found.findings.append(unread)
     for name, name_node, service in pairs(get(root, "services")):
         if is_map(service):
             _service(doc, name, name_node, service, variables, found)

@@ -1,0 +1,308 @@
+"""Bounded reading of side files: every file the linter opens besides the input itself.
+
+A manifest names other files: a vLLM ``--config`` YAML, a model directory's ``config.json``, a
+GGUF file, the compose ``.env``, a walked directory's ``.gitignore``.  Their content is as
+hostile as the input's, so each is read here, once, with the same promises as the input:
+
+- regular files only: a FIFO, device or socket is refused before it is opened (``os.stat``), and
+  the file is opened with ``O_NONBLOCK`` and checked again (``fstat``) so a file swapped for a
+  FIFO in between cannot block the run either;
+- a size limit (the caller's), read with one bounded ``read``;
+- YAML with the main reader's nesting guard (``yamlsrc.MAX_DEPTH``) and an alias budget (aliases
+  are counted by the size they would expand to, never expanded to be counted);
+- JSON with a nesting limit checked before ``json.loads`` (which recurses), so deep input is an
+  error with an offset instead of a RecursionError.
+
+Every failure is a ``SideFileError`` (message and character offset in the side file) that the
+caller turns into a finding; no other exception leaves this module for any file content.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+import os
+import re
+import stat
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+if TYPE_CHECKING:
+    from .findings import Finding, Severity
+
+MAX_SIDE_BYTES = 4 * 1024 * 1024
+MAX_JSON_DEPTH = 200  # far below the interpreter's recursion limit; real configs nest < 10
+MAX_YAML_NODES = 100_000  # nodes a document may expand to, aliases counted at full size
+
+
+class SideFileError(Exception):
+    def __init__(self, message: str, offset: int = 0) -> None:
+        super().__init__(message)
+        self.message = message
+        self.offset = offset
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    return "not a regular file"
+
+
+def is_regular_file(path: str) -> bool:
+    """True for a regular file (after symlinks); never blocks, never raises."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def read_bytes(path: str, max_bytes: int = MAX_SIDE_BYTES) -> bytes:
+    """The whole file, at most ``max_bytes``; SideFileError for anything but a regular file."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError) as exc:
+        raise SideFileError(f"cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise SideFileError(f"{_kind(st.st_mode)}, not a regular file; not read")
+    if st.st_size > max_bytes:
+        raise SideFileError(f"{st.st_size:,} bytes, over the {max_bytes:,}-byte limit; not read")
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+                     | getattr(os, "O_NOCTTY", 0))
+    except OSError as exc:
+        raise SideFileError(f"cannot read: {exc.strerror or exc}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise SideFileError(f"{_kind(st.st_mode)}, not a regular file; not read")
+        chunks = []
+        left = max_bytes + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    except OSError as exc:
+        raise SideFileError(f"cannot read: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > max_bytes:
+        raise SideFileError(f"over the {max_bytes:,}-byte limit; not read")
+    return data
+
+
+def decode_utf8(data: bytes) -> str:
+    """UTF-8 text (a BOM dropped); SideFileError naming the first bad byte."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        offset = len(data[:exc.start].decode("utf-8", "replace"))
+        raise SideFileError(f"not valid UTF-8: byte 0x{data[exc.start]:02x} at byte offset "
+                            f"{exc.start}", offset) from None
+
+
+def read_text(path: str, max_bytes: int = MAX_SIDE_BYTES) -> str:
+    data = read_bytes(path, max_bytes)
+    if b"\0" in data[:8192]:
+        raise SideFileError("binary file (contains NUL bytes); not read")
+    return decode_utf8(data)
+
+
+# ------------------------------------------------------------------------------------ JSON
+
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]')
+
+
+def json_depth_exceeds(text: str, limit: int = MAX_JSON_DEPTH) -> int | None:
+    """Offset where JSON nesting passes ``limit`` levels (brackets inside strings ignored)."""
+    if text.count("[") + text.count("{") <= limit:
+        return None
+    depth = 0
+    for m in _JSON_TOKEN.finditer(text):
+        c = m.group()[0]
+        if c in "[{":
+            depth += 1
+            if depth > limit:
+                return m.start()
+        elif c in "]}":
+            depth -= 1
+    return None
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def loads_json(text: str, max_depth: int = MAX_JSON_DEPTH, allow_nan: bool = True) -> Any:
+    """``json.loads`` with a nesting limit; every failure is a SideFileError with an offset.
+
+    Python's json module accepts NaN/Infinity (as transformers' config loading does);
+    ``allow_nan=False`` refuses them."""
+    deep = json_depth_exceeds(text, max_depth)
+    if deep is not None:
+        raise SideFileError(f"JSON nested deeper than {max_depth} levels; not read", deep)
+    try:
+        if allow_nan:
+            return json.loads(text)
+        return json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise SideFileError(f"not valid JSON: {exc.msg}", exc.pos) from None
+    except (ValueError, RecursionError) as exc:  # int digits limit, a rejected constant
+        raise SideFileError(f"not valid JSON: {str(exc).splitlines()[0]}") from None
+
+
+# ------------------------------------------------------------------------------------ YAML
+
+def _alias_budget(text: str, limit: int) -> None:
+    """Refuse a document whose aliases would expand past ``limit`` nodes, or that refers to a
+    node from inside itself (a self-referencing alias), from the parser's events alone."""
+    from ruamel.yaml.cyaml import CParser
+
+    parser = CParser(text)
+    sizes: dict[str, int] = {}
+    open_anchors: list[tuple[str | None, int]] = []  # (anchor, node count at its start)
+    count = 0
+    try:
+        while True:
+            event = parser.get_event()
+            name = type(event).__name__
+            if name == "StreamEndEvent":
+                return
+            if name == "AliasEvent":
+                anchor = event.anchor
+                if any(a == anchor for a, _ in open_anchors):
+                    raise SideFileError(f"alias *{anchor} refers to the node that contains it",
+                                        event.start_mark.index)
+                count += sizes.get(anchor, 1)
+            elif name in ("ScalarEvent", "MappingStartEvent", "SequenceStartEvent"):
+                count += 1
+                if name == "ScalarEvent":
+                    if event.anchor is not None:
+                        sizes[event.anchor] = 1
+                else:
+                    open_anchors.append((event.anchor, count))
+            elif name in ("MappingEndEvent", "SequenceEndEvent"):
+                anchor, begin = open_anchors.pop()
+                if anchor is not None:
+                    sizes[anchor] = count - begin + 1
+            if count > limit:
+                raise SideFileError(f"more than {limit:,} values once aliases are expanded "
+                                    "(an alias bomb?); not read", event.start_mark.index)
+    except SideFileError:
+        raise
+    except Exception:  # noqa: BLE001 - a syntax error: the loader reports it with its mark
+        return
+    finally:
+        parser.dispose()
+
+
+def loads_yaml(text: str, max_nodes: int = MAX_YAML_NODES) -> Any:
+    """The first YAML document as Python values (ruamel.yaml's safe constructor, YAML 1.2),
+    after the main reader's nesting guard and an alias budget.  SideFileError on any failure."""
+    from ruamel.yaml import YAML
+
+    from .yamlsrc import MAX_DEPTH, nesting_depth_exceeds
+
+    deep = nesting_depth_exceeds(text)
+    if deep is not None:
+        raise SideFileError(f"nesting deeper than {MAX_DEPTH} levels; not parsed", deep)
+    if "*" in text:
+        _alias_budget(text, max_nodes)
+    try:
+        return YAML(typ="safe", pure=False).load(text)
+    except RecursionError:
+        raise SideFileError(f"nesting deeper than {MAX_DEPTH} levels; not parsed") from None
+    except Exception as exc:  # ruamel's MarkedYAMLError, ConstructorError, the C reader's
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        offset = getattr(mark, "index", 0) if mark is not None else 0
+        problem = getattr(exc, "problem", None) or str(exc).split("\n")[0]
+        raise SideFileError(f"not valid YAML: {problem}", offset) from None
+
+
+def unencodable(value: Any, max_depth: int = MAX_JSON_DEPTH) -> str | None:
+    """Why ``value`` (from a YAML or JSON side file) is not plain JSON data, else None: a date,
+    binary data, a non-string key, a non-finite float, a shared or self-referencing node, or
+    nesting past ``max_depth``.  Iterative: visits each node once."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    seen: set[int] = set()
+    while stack:
+        v, depth = stack.pop()
+        if depth > max_depth:
+            return f"nested deeper than {max_depth} levels"
+        if isinstance(v, (dict, list)):
+            if id(v) in seen:
+                return "a node reused through an alias inside a value"
+            seen.add(id(v))
+            if isinstance(v, dict):
+                for k, item in v.items():
+                    if not isinstance(k, str):
+                        return f"a key that is not a string ({_type_name(k)})"
+                    stack.append((item, depth + 1))
+            else:
+                stack.extend((item, depth + 1) for item in v)
+        elif isinstance(v, float) and not math.isfinite(v):
+            return f"a non-finite number ({v})"
+        elif v is not None and not isinstance(v, (str, int, float, bool)):
+            return f"a {_type_name(v)} value"
+    return None
+
+
+def _type_name(v: Any) -> str:
+    if isinstance(v, datetime.datetime):
+        return "timestamp"
+    if isinstance(v, datetime.date):
+        return "date"
+    if isinstance(v, (bytes, bytearray)):
+        return "binary (!!binary)"
+    if isinstance(v, (set, frozenset)):
+        return "set (!!set)"
+    if isinstance(v, (list, tuple)):
+        return "sequence"
+    if isinstance(v, dict):
+        return "mapping"
+    return type(v).__name__
+
+
+# -------------------------------------------------------------------------------- findings
+
+def side_finding(path: str, err: SideFileError, what: str, code: str = "MG001",
+                 severity: "Severity | None" = None, data: bytes | None = None) -> "Finding":
+    """A finding on the side file itself at the error's offset (``what`` says which file it
+    is to the launch, e.g. "the .env beside compose.yaml")."""
+    from .findings import Finding, Severity
+    from .source import SourceFile, Span
+
+    text = data.decode("utf-8", "replace") if data is not None else ""
+    offset = max(0, min(err.offset, len(text)))
+    end = offset + 1 if offset < len(text) else offset
+    return Finding(code, severity or Severity.ERROR, f"{what}: {err.message}",
+                   SourceFile(path, text, "unknown"), Span(offset, end))
+
+
+def open_regular(path: str) -> BinaryIO:
+    """A regular file opened for binary reading without blocking (for readers that take a
+    bounded header from a large file, e.g. GGUF); SideFileError for anything else."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+                     | getattr(os, "O_NOCTTY", 0))
+    except (OSError, ValueError) as exc:
+        raise SideFileError(f"cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError as exc:
+        os.close(fd)
+        raise SideFileError(f"cannot read: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise SideFileError(f"{_kind(mode)}, not a regular file; not read")
+    return os.fdopen(fd, "rb")

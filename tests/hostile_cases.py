@@ -1,0 +1,364 @@
+"""Hostile input sets, one per class of the bounded-input promise (issue 20).
+
+Each case writes files into an empty directory and returns the arguments to lint there (paths
+relative to that directory).  The same cases run in CI (tests/test_bounded.py, small sizes), in
+the benchmark (bench/hostile.py: worst wall time and peak RSS, full sizes) and as seeds of the
+long campaign (bench/fuzz_campaign.py).  ``scale`` shrinks the big ones for CI.
+
+Nothing here is copied from another repository or from the corpus: every file is generated.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+from pathlib import Path
+from typing import Callable
+
+Case = Callable[[Path, float], list[str]]
+
+VLLM_IMAGE = "vllm/vllm-openai:v0.30.0"
+
+
+def deployment(args: list[str], gpus: str = "4", image: str = VLLM_IMAGE, extra: str = "") -> str:
+    items = "\n".join(f"            - {json.dumps(a)}" for a in args)
+    return f"""\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: hostile
+spec:
+  template:
+    spec:
+      containers:
+        - name: engine
+          image: {image}
+          args:
+{items}
+          resources:
+            limits:
+              nvidia.com/gpu: {json.dumps(gpus)}
+{extra}"""
+
+
+def shell(line: str) -> str:
+    return "#!/bin/sh\n" + line + "\n"
+
+
+# --------------------------------------------------------------------------- GGUF writing
+
+def gguf_bytes(meta: list[tuple[str, int, object]], tensors: list[tuple[str, list[int], int]],
+               raw_meta: bytes = b"") -> bytes:
+    """A GGUF v3 header: metadata (key, value type, value) and tensor descriptions."""
+    def string(s: str) -> bytes:
+        b = s.encode()
+        return struct.pack("<Q", len(b)) + b
+
+    scalars = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?",
+               10: "<Q", 11: "<q", 12: "<d"}
+    out = [b"GGUF", struct.pack("<I", 3), struct.pack("<Q", len(tensors)),
+           struct.pack("<Q", len(meta) + (1 if raw_meta else 0))]
+    for key, vtype, value in meta:
+        out.append(string(key) + struct.pack("<I", vtype))
+        out.append(string(value) if vtype == 8 else struct.pack(scalars[vtype], value))
+    out.append(raw_meta)
+    for name, dims, ttype in tensors:
+        out.append(string(name) + struct.pack("<I", len(dims)))
+        out.extend(struct.pack("<Q", d) for d in dims)
+        out.append(struct.pack("<I", ttype) + struct.pack("<Q", 0))
+    return b"".join(out)
+
+
+def gguf_model(block_count: int = 4, heads: int = 8, hidden: int = 64,
+               raw_meta: bytes = b"") -> bytes:
+    meta: list[tuple[str, int, object]] = [
+        ("general.architecture", 8, "llama"), ("general.name", 8, "hostile"),
+        ("llama.block_count", 10, block_count), ("llama.embedding_length", 10, hidden),
+        ("llama.attention.head_count", 10, heads), ("llama.context_length", 10, 4096),
+    ]
+    return gguf_bytes(meta, [("token_embd.weight", [hidden, 100], 0)], raw_meta)
+
+
+def gguf_nested_array(depth: int) -> bytes:
+    """A metadata value: an array of arrays of ... ``depth`` levels (type 9 = array)."""
+    key = b"hostile.nested"
+    body = struct.pack("<Q", len(key)) + key + struct.pack("<I", 9)
+    for _ in range(depth):
+        body += struct.pack("<I", 9) + struct.pack("<Q", 1)
+    body += struct.pack("<I", 4) + struct.pack("<Q", 0)
+    return body
+
+
+# --------------------------------------------------------------------------- the cases
+
+def billion_laughs(levels: int = 12) -> str:
+    lines = ['a0: &a0 "lol"']
+    for i in range(1, levels):
+        prev = f"*a{i - 1}"
+        lines.append(f"a{i}: &a{i} [{', '.join([prev] * 9)}]")
+    lines.append(f"max-model-len: *a{levels - 1}")
+    return "\n".join(lines) + "\n"
+
+
+def _config_case(text: str) -> Case:
+    def case(d: Path, scale: float) -> list[str]:
+        (d / "cfg.yaml").write_text(text)
+        (d / "deploy.yaml").write_text(deployment(
+            ["meta-llama/Llama-3.1-8B-Instruct", "--config", "cfg.yaml"]))
+        return ["deploy.yaml"]
+    return case
+
+
+def deep_config_yaml(d: Path, scale: float) -> list[str]:
+    n = max(2000, int(100_000 * scale))
+    return _config_case("max-model-len: " + "[" * n + "]" * n + "\n")(d, scale)
+
+
+def deep_block_config_yaml(d: Path, scale: float) -> list[str]:
+    n = max(1100, int(3000 * scale))
+    text = "".join(" " * i + "- \n" for i in range(0, n * 2, 2))
+    return _config_case("a:\n" + text)(d, scale)
+
+
+def alias_bomb_config(d: Path, scale: float) -> list[str]:
+    return _config_case(billion_laughs())(d, scale)
+
+
+def config_values_json_cannot_encode(d: Path, scale: float) -> list[str]:
+    return _config_case(
+        "served-model-name: 2024-01-01\n"
+        "chat-template: !!binary aGVsbG8=\n"
+        "override-generation-config: &a {x: *a}\n"
+        "limit-mm-per-prompt: {1: 2, [a]: b}\n"
+        "api-key: 2001-12-14t21:59:43.10-05:00\n"
+    )(d, scale)
+
+
+def config_self_alias(d: Path, scale: float) -> list[str]:
+    return _config_case("compilation-config: &x [*x, *x]\n")(d, scale)
+
+
+def _vllm_args(*args: str, gpus: str = "4", model: str = "meta-llama/Llama-3.1-8B-Instruct"
+               ) -> Case:
+    def case(d: Path, scale: float) -> list[str]:
+        (d / "deploy.yaml").write_text(deployment([model, *args], gpus=gpus))
+        return ["deploy.yaml"]
+    return case
+
+
+def _sh(line: str, *side: tuple[str, str | bytes]) -> Case:
+    def case(d: Path, scale: float) -> list[str]:
+        for name, content in side:
+            p = d / name
+            p.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, bytes):
+                p.write_bytes(content)
+            else:
+                p.write_text(content)
+        (d / "run.sh").write_text(shell(line))
+        return ["run.sh"]
+    return case
+
+
+def _local_config(cfg: str) -> Case:
+    def case(d: Path, scale: float) -> list[str]:
+        (d / "model").mkdir()
+        (d / "model" / "config.json").write_text(cfg)
+        (d / "deploy.yaml").write_text(deployment(["./model", "-tp", "4"]))
+        return ["deploy.yaml"]
+    return case
+
+
+LLAMA_CFG = {"architectures": ["LlamaForCausalLM"], "model_type": "llama",
+             "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+             "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 128256,
+             "max_position_embeddings": 131072, "torch_dtype": "bfloat16"}
+
+
+def _cfg(**over: object) -> str:
+    return json.dumps({**LLAMA_CFG, **over})
+
+
+def config_json_huge(d: Path, scale: float) -> list[str]:
+    n = int(60 * 1024 * 1024 * min(scale, 1.0)) or 1024 * 1024
+    (d / "model").mkdir()
+    with open(d / "model" / "config.json", "wb") as fh:
+        fh.write(_cfg().encode()[:-1] + b', "pad": "')
+        fh.seek(n)
+        fh.write(b'"}')
+    (d / "deploy.yaml").write_text(deployment(["./model", "-tp", "4"]))
+    return ["deploy.yaml"]
+
+
+def fifo_env_beside_compose(d: Path, scale: float) -> list[str]:
+    os.mkfifo(d / ".env")
+    (d / "compose.yaml").write_text(
+        "services:\n  vllm:\n    image: vllm/vllm-openai:v0.30.0\n"
+        "    command: [\"meta-llama/Llama-3.1-8B-Instruct\", \"--port\", \"${PORT}\"]\n")
+    return ["compose.yaml"]
+
+
+def fifo_gitignore(d: Path, scale: float) -> list[str]:
+    (d / "tree").mkdir()
+    os.mkfifo(d / "tree" / ".gitignore")
+    (d / "tree" / "deploy.yaml").write_text(deployment(["meta-llama/Llama-3.1-8B-Instruct"]))
+    return ["tree"]
+
+
+def fifo_config_yaml(d: Path, scale: float) -> list[str]:
+    os.mkfifo(d / "cfg.yaml")
+    (d / "deploy.yaml").write_text(deployment(
+        ["meta-llama/Llama-3.1-8B-Instruct", "--config", "cfg.yaml"]))
+    return ["deploy.yaml"]
+
+
+def fifo_config_json(d: Path, scale: float) -> list[str]:
+    (d / "model").mkdir()
+    os.mkfifo(d / "model" / "config.json")
+    (d / "deploy.yaml").write_text(deployment(["./model", "-tp", "4"]))
+    return ["deploy.yaml"]
+
+
+def fifo_gguf(d: Path, scale: float) -> list[str]:
+    os.mkfifo(d / "m.gguf")
+    (d / "run.sh").write_text(shell("llama-server -m ./m.gguf -ngl 99"))
+    return ["run.sh"]
+
+
+def non_utf8_env(d: Path, scale: float) -> list[str]:
+    (d / ".env").write_bytes(b"PORT=80\xff\xfe00\nMODEL=\xc3\x28\n")
+    (d / "compose.yaml").write_text(
+        "services:\n  vllm:\n    image: vllm/vllm-openai:v0.30.0\n"
+        "    command: [\"meta-llama/Llama-3.1-8B-Instruct\", \"--port\", \"${PORT}\"]\n")
+    return ["compose.yaml"]
+
+
+def many_findings_one_line(d: Path, scale: float) -> list[str]:
+    n = max(200, int(2000 * scale))
+    flags = " ".join(f"--port {i}" for i in range(n))
+    (d / "run.sh").write_text(shell(f"vllm serve meta-llama/Llama-3.1-8B-Instruct {flags}"))
+    return ["--format", "text", "run.sh"]
+
+
+def many_unknown_flags(d: Path, scale: float) -> list[str]:
+    n = max(300, int(8000 * scale))
+    flags = " \\\n  ".join(f"--unknown-option-{i:05d}-x" for i in range(n))
+    (d / "run.sh").write_text(shell(f"vllm serve meta-llama/Llama-3.1-8B-Instruct {flags}"))
+    return ["run.sh"]
+
+
+def many_launches(d: Path, scale: float) -> list[str]:
+    n = max(500, int(20_000 * scale))
+    lines = [f"vllm serve meta-llama/Llama-3.1-8B-Instruct --port {8000 + i % 1000} -tp 1"
+             for i in range(n)]
+    (d / "run.sh").write_text("#!/bin/sh\n" + "\n".join(lines) + "\n")
+    return ["run.sh"]
+
+
+def long_word(d: Path, scale: float) -> list[str]:
+    n = max(100_000, int(9 * 1024 * 1024 * scale))
+    (d / "run.sh").write_text(shell("vllm serve " + "a" * n))
+    return ["run.sh"]
+
+
+def long_word_quoted_var(d: Path, scale: float) -> list[str]:
+    n = max(100_000, int(9 * 1024 * 1024 * scale))
+    (d / "run.sh").write_text(shell('vllm serve "$x' + "a" * n + '"'))
+    return ["run.sh"]
+
+
+def long_yaml_scalar(d: Path, scale: float) -> list[str]:
+    n = max(100_000, int(9 * 1024 * 1024 * scale))
+    (d / "deploy.yaml").write_text(deployment(["meta-llama/Llama-3.1-8B-Instruct",
+                                               "--served-model-name", "x\\ty" * (n // 4)]))
+    return ["deploy.yaml"]
+
+
+CASES: dict[str, Case] = {
+    # side files: --config YAML
+    "config-yaml-deep-flow": deep_config_yaml,
+    "config-yaml-deep-block": deep_block_config_yaml,
+    "config-yaml-alias-bomb": alias_bomb_config,
+    "config-yaml-json-cannot-encode": config_values_json_cannot_encode,
+    "config-yaml-self-alias": config_self_alias,
+    "config-yaml-fifo": fifo_config_yaml,
+    # side files: config.json beside the manifest
+    "config-json-zero-heads": _local_config(_cfg(num_attention_heads=0)),
+    "config-json-zero-everything": _local_config(_cfg(
+        num_attention_heads=0, num_key_value_heads=0, hidden_size=0, num_hidden_layers=0,
+        vocab_size=0, intermediate_size=0)),
+    "config-json-1e400": _local_config(_cfg().replace("4096", "1e400")),
+    "config-json-huge-int": _local_config(_cfg().replace("4096", "9" * 4000)),
+    "config-json-huge-layers": _local_config(_cfg(num_hidden_layers=2**40,
+                                                  max_position_embeddings=10**30)),
+    "config-json-negative": _local_config(_cfg(num_hidden_layers=-5, hidden_size=-4096)),
+    "config-json-nan": _local_config(_cfg().replace("4096", "NaN")),
+    "config-json-infinity": _local_config(_cfg().replace('"hidden_size": 4096',
+                                                         '"hidden_size": Infinity')),
+    "config-json-moe-huge": _local_config(_cfg(num_local_experts=10**12,
+                                               num_experts_per_tok=10**9,
+                                               architectures=["MixtralForCausalLM"],
+                                               model_type="mixtral")),
+    "config-json-wrong-types": _local_config(_cfg(num_attention_heads="32", hidden_size=[1],
+                                                  num_hidden_layers={"a": 1},
+                                                  torch_dtype=7)),
+    "config-json-deep": _local_config('{"text_config": ' + "[" * 100_000 + "]" * 100_000 + "}"),
+    "config-json-deep-objects": _local_config('{"a":' * 50_000 + "1" + "}" * 50_000),
+    "config-json-not-utf8": _local_config('{"hidden_size": "\udcff"}'.encode(
+        "utf-8", "surrogateescape").decode("latin-1")),
+    "config-json-huge-file": config_json_huge,
+    "config-json-fifo": fifo_config_json,
+    # GGUF headers
+    "gguf-block-count-2^40": _sh("llama-server -m ./m.gguf -ngl 99",
+                                 ("m.gguf", gguf_model(block_count=2**40))),
+    "gguf-zero-heads": _sh("llama-server -m ./m.gguf -ngl 99",
+                           ("m.gguf", gguf_model(heads=0))),
+    "gguf-huge-hidden": _sh("llama-server -m ./m.gguf -ngl 99 -c 1000000000",
+                            ("m.gguf", gguf_model(hidden=2**62))),
+    "gguf-nested-arrays": _sh("llama-server -m ./m.gguf -ngl 99",
+                              ("m.gguf", gguf_model(raw_meta=gguf_nested_array(2000)))),
+    "gguf-fifo": fifo_gguf,
+    # compose .env and .gitignore
+    "env-fifo": fifo_env_beside_compose,
+    "env-not-utf8": non_utf8_env,
+    "gitignore-fifo": fifo_gitignore,
+    # numbers that drive loops and allocations
+    "tp-1e9": _vllm_args("-tp", "1000000000"),
+    "pp-1e9": _vllm_args("-pp", "1000000000"),
+    "dp-1e8-ep": _vllm_args("-dp", "100000000", "--enable-expert-parallel",
+                            model="mistralai/Mixtral-8x7B-Instruct-v0.1"),
+    "dp-local-huge": _vllm_args("-dp", "100000000", "--data-parallel-size-local", "99999999"),
+    "gpu-request-1e8": _vllm_args("-tp", "4", gpus="100000000"),
+    "gpu-request-huge-number": _vllm_args("-tp", "4", gpus="1e39"),
+    "nnodes-huge": _vllm_args("-tp", "8", "--nnodes", "1000000000", "--node-rank", "0"),
+    "max-model-len-huge": _vllm_args("--max-model-len", "100000000000000000000000000000"),
+    "max-num-seqs-huge": _vllm_args("--max-num-seqs", "10000000000000", "--max-model-len",
+                                    "1000000000000"),
+    "gpu-mem-util-nan": _vllm_args("--gpu-memory-utilization", "nan"),
+    "gpu-mem-util-inf": _vllm_args("--gpu-memory-utilization", "inf"),
+    "compilation-config-deep": _vllm_args("--compilation-config",
+                                          "[" * 100_000 + "]" * 100_000),
+    "speculative-config-deep": _vllm_args("--speculative-config",
+                                          '{"a":' * 20_000 + "1" + "}" * 20_000),
+    "hf-overrides-deep": _vllm_args("--hf-overrides", '{"a":' * 20_000 + "1" + "}" * 20_000),
+    "json-suffix-huge": _vllm_args("--compilation-config", '{"max_capture_size": 99999999999T}'),
+    "ts-minus-one": _sh("llama-server -m m.gguf -ngl 99 -ts -1,1"),
+    "ts-nan": _sh("llama-server -m m.gguf -ngl 99 -ts nan,1"),
+    "ts-inf": _sh("llama-server -m m.gguf -ngl 99 -ts inf,inf"),
+    "ts-1e39": _sh("llama-server -m m.gguf -ngl 99 -ts 1e39,1e39"),
+    "ts-1e26": _sh("llama-server -m m.gguf -ngl 99 -ts 1e26,1"),
+    "ts-many": _sh("llama-server -m m.gguf -ngl 99 -ts " + ",".join(["1"] * 100_000)),
+    "ngl-huge": _sh("llama-server -m m.gguf -ngl 99999999999999999999 -c 99999999999999"),
+    "llama-parallel-huge": _sh("llama-server -m m.gguf -np 1000000000 -c 1000000000"),
+    "rpc-many": _sh("llama-server -m m.gguf --rpc " + ",".join(
+        f"10.0.{i // 250}.{i % 250}:50052" for i in range(20_000))),
+    "node-gpu-zero": _vllm_args("-tp", "8", "--nnodes", "2", "--node-rank", "0", gpus="0"),
+    # reporting and parsing
+    "many-findings-one-line": many_findings_one_line,
+    "many-unknown-flags": many_unknown_flags,
+    "many-launches": many_launches,
+    "long-word": long_word,
+    "long-word-quoted-var": long_word_quoted_var,
+    "long-yaml-scalar": long_yaml_scalar,
+}

@@ -13,9 +13,9 @@ _BOLD, _RESET = "\x1b[1m", "\x1b[0m"
 # A source line longer than this is shown as an excerpt around the span (the rest elided with
 # "…"), so a report costs the same per finding however long the line: many findings on one
 # megabyte line stay linear.
-MAX_SHOWN = 200
-_CONTEXT = 60  # characters kept on each side of the span in an excerpt
-_MAX_CARET = 80
+MAX_SHOWN = 400
+_CONTEXT = 100  # characters kept on each side of the span in an excerpt
+_MAX_CARET = 200
 
 
 def _line_bounds(src, line: int) -> tuple[int, int]:  # type: ignore[no-untyped-def]

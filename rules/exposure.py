@@ -1,13 +1,15 @@
-"""Network exposure: the RPC server and the engine API (MG601-MG605)."""
+"""Network exposure: the RPC server and the engine API (MG601-MG606)."""
 
 from __future__ import annotations
 
 import ipaddress
 from typing import Iterator
 
+from mgpu_lint import images
 from mgpu_lint.deployment import Deployment, public_reach
 from mgpu_lint.findings import Finding, Related, Severity
 from mgpu_lint.launch import LLAMA_SERVER, RPC_SERVER, VLLM
+from mgpu_lint.source import Span
 
 from .registry import Rule, rule
 
@@ -44,6 +46,50 @@ def address_kind(host: str) -> str:
     if any(ip in net for net in PRIVATE_NETWORKS if net.version == ip.version):
         return "private"
     return "public"
+
+
+# llama.cpp's own images set ENV LLAMA_ARG_HOST=0.0.0.0 (.devops/{cpu,cuda,rocm,vulkan,intel,
+# musa}.Dockerfile, llama.cpp master 2026-08-22); without it llama-server binds 127.0.0.1
+# (common/common.h common_params::hostname).
+LLAMA_IMAGES = ("ghcr.io/ggml-org/llama.cpp", "ghcr.io/ggerganov/llama.cpp", "local/llama.cpp")
+
+
+def bind_address(d: Deployment) -> tuple[str, str, Span | None] | None:
+    """The address the server really binds, why, and the token that states it; None when it
+    cannot be known (a broken or unresolved host, a custom image that may set the env).
+
+    vLLM binds ``(args.host or "", args.port)``: every interface unless --host is given
+    (vllm/entrypoints/launchers/launcher.py setup_server, 0.30.0).  llama-server: --host on the
+    command line beats LLAMA_ARG_HOST (common/arg.cpp warns "environment variable is set, but
+    will be overwritten"), which beats the image's ENV, which beats 127.0.0.1.  ggml-rpc-server:
+    -H, else 127.0.0.1 (tools/rpc/rpc-server.cpp)."""
+    host = d.inv.host
+    if not host.known:
+        return None
+    if host.given and host.value is not None:
+        win = host.winner
+        how = (f"{win.spelling} from the environment" if win is not None and win.origin == "env"
+               else f"--host {host.value}" if d.engine != RPC_SERVER else f"-H {host.value}")
+        return str(host.value), how, host.span
+    if d.engine == VLLM:
+        return "", "vLLM's default (no --host: every interface)", None
+    if d.engine == RPC_SERVER:
+        return "127.0.0.1", "the RPC server's default", None
+    if d.engine != LLAMA_SERVER:
+        return None
+    image = d.context.image
+    if image is None:
+        return ("127.0.0.1", "llama-server's default (common/common.h)", None) \
+            if d.context.kind in ("shell", "command", "markdown") else None
+    ref = images.parse_image(image.value)
+    if ref.repository in LLAMA_IMAGES:
+        return "0.0.0.0", f"LLAMA_ARG_HOST=0.0.0.0 in the {ref.repository} image", None
+    return None  # a custom image may set LLAMA_ARG_HOST
+
+
+def _loopback(d: Deployment) -> bool:
+    bound = bind_address(d)
+    return bound is not None and address_kind(bound[0]) == "loopback"
 
 
 @rule("MG601", "rpc-server-exposed", Severity.ERROR,
@@ -121,8 +167,8 @@ def rpc_port_published(d: Deployment) -> Iterator[Finding]:
     Use instead: publish it on the LAN address only (`"192.168.1.20:50052:50052"`), or on
     `127.0.0.1` with a tunnel; in Kubernetes use a ClusterIP Service and a NetworkPolicy.
     """
-    if d.engine != RPC_SERVER:
-        return
+    if d.engine != RPC_SERVER or _loopback(d):
+        return  # bound to loopback inside: nothing outside reaches it (MG606)
     port = _rpc_port(d)
     for reach in public_reach(d, port, bound_host=False):
         yield Finding(
@@ -240,8 +286,8 @@ def api_without_key(d: Deployment) -> Iterator[Finding]:
     port = d.inv.port
     api_port = port.value if port.known and isinstance(port.value, int) else \
         API_DEFAULT_PORT[d.engine]
-    if not port.known:
-        return
+    if not port.known or _loopback(d):
+        return  # bound to loopback: unreachable from outside, which is MG606's finding
     for reach in public_reach(d, api_port):
         yield Finding(
             "MG605", Severity.WARNING,
@@ -254,9 +300,66 @@ def api_without_key(d: Deployment) -> Iterator[Finding]:
         )
 
 
+@rule("MG606", "loopback-behind-service", Severity.WARNING,
+      "a server bound to loopback behind a Service or a published port: it reaches nobody")
+def loopback_behind_service(d: Deployment) -> Iterator[Finding]:
+    """
+    What it does: finds a vLLM, llama-server or RPC server that binds a loopback address
+    (127.0.0.1, localhost, ::1) inside a container or pod while a Kubernetes Service selects
+    the pod, or a compose / `docker run` port mapping or a hostPort publishes its port.
+
+    Why is this bad? A Service and a published port forward to the container's own network
+    address; a server that listens only on loopback never sees those connections, so every
+    request through the Service or the port is refused. llama-server binds 127.0.0.1 unless
+    `--host` or LLAMA_ARG_HOST says otherwise (common/common.h; llama.cpp's own images set
+    LLAMA_ARG_HOST=0.0.0.0), ggml-rpc-server binds 127.0.0.1 unless `-H` is given, and vLLM
+    binds every interface unless `--host` is given (vllm/entrypoints/launchers/launcher.py).
+
+    Use instead: `--host 0.0.0.0` inside the container (the container's network is private
+    until a port is published), with an API key where the port is public (MG605).
+    """
+    if d.engine not in (VLLM, LLAMA_SERVER, RPC_SERVER) or d.context.image is None and \
+            d.context.kind not in ("k8s", "compose"):
+        return
+    bound = bind_address(d)
+    if bound is None or address_kind(bound[0]) != "loopback":
+        return
+    port = d.inv.port
+    if not port.known:
+        return
+    number = port.value if isinstance(port.value, int) else (
+        RPC_DEFAULT_PORT if d.engine == RPC_SERVER else API_DEFAULT_PORT[d.engine])
+    ways: list[Related] = []
+    for p in d.context.ports:
+        if p.published and (p.container_port is None or p.container_port == number):
+            ways.append(Related(d.source, p.span, f"{p.origin} publishes port {number}"))
+    for svc in d.services:
+        targets = [t if t is not None else str(n) for n, t in svc.ports]
+        if svc.ports and str(number) not in targets and not any(
+                t is not None and not t.isdigit() for t in targets):
+            continue
+        span = svc.type.span or svc.span
+        ways.append(Related(svc.source, span,
+                            f"Service `{svc.name}` ({svc.type.value}) forwards to the pod"))
+    if not ways:
+        return
+    value, how, span = bound
+    what = {VLLM: "vLLM", LLAMA_SERVER: "llama-server", RPC_SERVER: "the RPC server"}[d.engine]
+    first = ways[0].message
+    yield Finding(
+        "MG606", Severity.WARNING,
+        f"{what} listens on {value} only ({how}) but {first}: connections arrive on the "
+        "container's network address, where nothing listens, so they are all refused",
+        d.source, span or d.program_span,
+        hint=("add --host 0.0.0.0" if d.engine != RPC_SERVER else "add -H 0.0.0.0")
+        + " (inside the container), and keep the port private or protected",
+        related=tuple(ways),
+    )
+
+
 def _name(d: Deployment) -> str:
     return "vLLM" if d.engine == VLLM else "llama-server"
 
 
 RULES: list[Rule] = [rpc_server_exposed, rpc_port_published, rpc_public_address, rpc_no_cache,
-                     api_without_key]
+                     api_without_key, loopback_behind_service]

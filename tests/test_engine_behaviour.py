@@ -266,6 +266,27 @@ TABLE: list[Behaviour] = [
     Behaviour("typo-expert-parallel", f"vllm serve {MOE} -tp 2 --enable-expert-paralel",
               "exits: unrecognized arguments: --enable-expert-paralel",
               "argparse via FlexibleArgumentParser (0.30.0)", {"MG004": "error"}, ("MG401",)),
+    # ------------------------------------------------------------ bind address
+    Behaviour('llama-image-binds-all', "deploy.yaml",
+              'the llama.cpp image sets LLAMA_ARG_HOST=0.0.0.0: the LoadBalancer reaches the API',
+              '.devops/cuda.Dockerfile server target (llama.cpp master)',
+              {'MG605': 'warning'}, ('MG606',),
+              files={"deploy.yaml": 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: llama\nspec:\n  selector:\n    matchLabels: {app: llama}\n  template:\n    metadata:\n      labels: {app: llama}\n    spec:\n      containers:\n        - name: server\n          image: ghcr.io/ggml-org/llama.cpp:server-cuda\n          args: ["-m", "/models/x.gguf", "--port", "8080"]\n          resources:\n            limits: {nvidia.com/gpu: 1}\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: llama\nspec:\n  type: LoadBalancer\n  selector: {app: llama}\n  ports:\n    - port: 80\n      targetPort: 8080\n'}),
+    Behaviour('llama-host-loopback-behind-lb', "deploy.yaml",
+              "--host 127.0.0.1 overrides the image's LLAMA_ARG_HOST: the Service reaches nothing",
+              'common/arg.cpp --host (set_env LLAMA_ARG_HOST; the command line wins)',
+              {'MG606': 'warning'}, ('MG605',),
+              files={"deploy.yaml": 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: llama\nspec:\n  selector:\n    matchLabels: {app: llama}\n  template:\n    metadata:\n      labels: {app: llama}\n    spec:\n      containers:\n        - name: server\n          image: ghcr.io/ggml-org/llama.cpp:server-cuda\n          args: ["-m", "/models/x.gguf", "--host", "127.0.0.1", "--port", "8080"]\n          resources:\n            limits: {nvidia.com/gpu: 1}\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: llama\nspec:\n  type: LoadBalancer\n  selector: {app: llama}\n  ports:\n    - port: 80\n      targetPort: 8080\n'}),
+    Behaviour('vllm-default-binds-all', "deploy.yaml",
+              'vLLM binds (args.host or "", port): every interface',
+              'vllm/entrypoints/launchers/launcher.py setup_server (0.30.0)',
+              {'MG605': 'warning'}, ('MG606',),
+              files={"deploy.yaml": 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: llama\nspec:\n  selector:\n    matchLabels: {app: llama}\n  template:\n    metadata:\n      labels: {app: llama}\n    spec:\n      containers:\n        - name: server\n          image: vllm/vllm-openai:v0.30.0\n          args: ["meta-llama/Llama-3.1-8B-Instruct"]\n          resources:\n            limits: {nvidia.com/gpu: 1}\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: llama\nspec:\n  type: LoadBalancer\n  selector: {app: llama}\n  ports:\n    - port: 80\n      targetPort: 8000\n'}),
+    Behaviour('vllm-localhost-behind-lb', "deploy.yaml",
+              'vLLM binds localhost only: the Service reaches nothing',
+              'vllm/entrypoints/launchers/launcher.py setup_server (0.30.0)',
+              {'MG606': 'warning'}, ('MG605',),
+              files={"deploy.yaml": 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: llama\nspec:\n  selector:\n    matchLabels: {app: llama}\n  template:\n    metadata:\n      labels: {app: llama}\n    spec:\n      containers:\n        - name: server\n          image: vllm/vllm-openai:v0.30.0\n          args: ["meta-llama/Llama-3.1-8B-Instruct", "--host", "localhost"]\n          resources:\n            limits: {nvidia.com/gpu: 1}\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: llama\nspec:\n  type: LoadBalancer\n  selector: {app: llama}\n  ports:\n    - port: 80\n      targetPort: 8000\n'}),
 ]
 
 

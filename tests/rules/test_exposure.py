@@ -4,7 +4,7 @@ import pytest
 
 from tests.rulecheck import check_fixture, fixtures_for
 
-CODES = ["MG601", "MG602", "MG603", "MG604", "MG605"]
+CODES = ["MG601", "MG602", "MG603", "MG604", "MG605", "MG606"]
 
 
 @pytest.mark.parametrize("path", fixtures_for(CODES))

@@ -42,6 +42,8 @@ class Command:
     background: bool = False  # ended by `&`
     line_start: int = 0  # offset where the command starts in the lexed text
     heredocs: list[Span] = field(default_factory=list)  # bodies of `<<EOF` documents
+    # `NAME=(w1 w2 …)` / `NAME+=(…)`: (name, element words, appended)
+    arrays: list[tuple[str, list[Word], bool]] = field(default_factory=list)
 
 
 @lru_cache(maxsize=1)
@@ -87,13 +89,26 @@ def _tokens(text: str) -> Iterator[tuple[str, str, int]]:
 _DQ_ESCAPABLE = '\\"$`'
 _ANSI_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "a": "\a",
                  "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "v": "\v", "?": "?"}
-_PARAM_RE = re.compile(r"\$\{([^}\s]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)|\$([0-9@*#?$!-])")
+_PARAM_RE = re.compile(r"\$\{([^}]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)|\$([0-9@*#?$!-])")
 _PARAM_BODY = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-=+?])(.*))?$", re.S)
+_ARRAY_BODY = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\[([@*])\]$")
 _ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_ARRAY_ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(\+?)=$")
+_DECLARATIONS = {"export", "declare", "local", "readonly", "typeset"}
+_IFS = " \t\n"
+# a default/alternative word the linter reads literally: no quotes, escapes or expansions
+_LITERAL_WORDS = re.compile(r"^[^'\"\\$`]*$")
+
+ArrayResolver = Callable[[str], "list[Word] | None"]
+# where a variable's value was assigned in the same text (its characters' map), if known
+Definer = Callable[[str], "Word | None"]
 
 
 class _WordBuilder:
-    __slots__ = ("chars", "starts", "ends", "quoted", "unresolved", "begin")
+    """Builds the word being lexed; unquoted expansions may end it and start new ones (field
+    splitting), whose finished words wait in ``fields``."""
+
+    __slots__ = ("chars", "starts", "ends", "quoted", "unresolved", "begin", "fields")
 
     def __init__(self) -> None:
         self.chars: list[str] = []
@@ -102,6 +117,7 @@ class _WordBuilder:
         self.quoted = False
         self.unresolved: list[VarRef] = []
         self.begin = -1
+        self.fields: list[Word] = []
 
     def add(self, text: str, start: int) -> None:
         """Literal text copied from the source starting at ``start``."""
@@ -126,13 +142,41 @@ class _WordBuilder:
         self.starts.extend([start] * len(value))
         self.ends.extend([end] * len(value))
 
+    def add_value(self, value: str, start: int, end: int, literal_at: int | None,
+                  defined: CharMap | None, split: bool) -> None:
+        """An expansion's value.  ``literal_at`` is where ``value`` stands verbatim in the text
+        (a `${X:-default}` default), ``defined`` maps its characters to the assignment that set
+        it; otherwise each character maps to the whole reference.  With ``split`` (unquoted),
+        it is split into fields at blanks (POSIX 2.6.5 with the default IFS)."""
+        self.mark(start)
+        for k, ch in enumerate(value):
+            if split and ch in _IFS:
+                self.cut(start)
+            elif literal_at is not None:
+                self.add_char(ch, literal_at + k, literal_at + k + 1)
+            elif defined is not None:
+                self.add_char(ch, defined.start(k), defined.end(k))
+            else:
+                self.add_char(ch, start, end)
+        if split and self.begin >= 0 and not self.chars and not self.quoted:
+            self.begin = -1
+
+    def cut(self, at: int) -> None:
+        """End the current field (a blank inside an unquoted expansion)."""
+        if self.chars or self.quoted:
+            self.fields.append(self.build(at))
+        self.chars, self.starts, self.ends = [], [], []
+        self.quoted = False
+        self.unresolved = []
+        self.begin = -1
+
     def mark(self, start: int) -> None:
         if self.begin < 0:
             self.begin = start
 
     @property
     def empty(self) -> bool:
-        return self.begin < 0
+        return self.begin < 0 and not self.fields
 
     def build(self, tail: int) -> Word:
         text = "".join(self.chars)
@@ -141,41 +185,122 @@ class _WordBuilder:
             cmap = CharMap(self.begin, 0, tail=self.begin)
         return Word(text, cmap, self.quoted, tuple(self.unresolved))
 
+    def take(self, tail: int) -> list[Word]:
+        """The finished words: split fields, then the current word -- unless it is an unquoted
+        expansion to nothing, which the shell removes (POSIX 2.6.9)."""
+        out = self.fields
+        if self.begin >= 0 and (self.chars or self.quoted):
+            out = out + [self.build(tail)]
+        return out
 
-def _expand(body_text: str, start: int, end: int, resolve: Resolver, wb: _WordBuilder) -> None:
-    """Expand ``$NAME`` / ``${NAME}`` / ``${NAME:-default}`` into the word being built."""
+
+class _Expander:
+    """How references expand while one command is lexed."""
+
+    __slots__ = ("resolve", "arrays", "defined")
+
+    def __init__(self, resolve: Resolver, arrays: ArrayResolver, defined: Definer) -> None:
+        self.resolve = resolve
+        self.arrays = arrays
+        self.defined = defined
+
+    def value_map(self, name: str, value: str) -> CharMap | None:
+        w = self.defined(name)
+        return w.cmap if w is not None and w.text == value and len(w.text) == len(value) \
+            else None
+
+
+def _expand(body_text: str, start: int, end: int, ex: _Expander, wb: _WordBuilder,
+            quoted: bool = False, split: bool = True) -> None:
+    """Expand ``$NAME`` / ``${NAME}`` / ``${NAME:-default}`` … into the word being built
+    (POSIX 2.6.2).  Unquoted (``quoted`` False) and outside an assignment (``split``), a known
+    value is split into fields; an unknown one is marked as possibly several or no words."""
     m = _PARAM_RE.fullmatch(body_text)
     name: str | None = None
     value: str | None = None
+    literal_at: int | None = None  # where a literal alternative/default stands in the text
+    may_vanish = False  # an unknown value that may also be nothing at all
     if m and m.group(1) is not None:
-        b = _PARAM_BODY.match(m.group(1))
-        if b:
+        body = m.group(1)
+        arr = _ARRAY_BODY.match(body)
+        b = _PARAM_BODY.match(body)
+        if arr:
+            elements = ex.arrays(arr.group(1))
+            if elements is not None and (split or quoted):
+                # "${a[@]}": one word per element, each with its own characters
+                wb.cut(start)
+                wb.fields.extend(elements)
+                return
+            name, may_vanish = arr.group(1), True
+        elif b:
             name = b.group(1)
-            value = resolve(name)
-            op, default = b.group(2), b.group(3)
-            if op in (":-", "-") and (value is None or (op == ":-" and value == "")):
-                # an unknown variable takes its default -- unless the default is empty: then
-                # the script expects its caller to provide the value, which stays unknown
-                if value is None and default and not any(c in default for c in "$`"):
-                    value = default
-                elif value is not None:
-                    value = default or ""
+            value = ex.resolve(name)
+            op, default = b.group(2), b.group(3) or ""
+            default_at = start + 2 + len(name) + len(op or "")
+            literal = _LITERAL_WORDS.match(default) is not None
+            if op in (":-", "-", ":=", "="):
+                use_default = value is None or (op in (":-", ":=") and value == "")
+                if use_default:
+                    # an unknown variable takes its default -- unless the default is empty:
+                    # then the script expects its caller to provide the value (unknown)
+                    if value is None and default and literal:
+                        value, literal_at = default, default_at
+                    elif value is not None and literal:
+                        value, literal_at = default, default_at
+                    else:
+                        value, may_vanish = None, not default
             elif op in (":+", "+"):
-                value = (default or "") if value else ("" if value is not None else None)
+                if value is None:
+                    value, may_vanish = None, True
+                elif value or op == "+":
+                    if literal:
+                        value, literal_at = default, default_at
+                    else:
+                        value, may_vanish = None, True
+                else:
+                    value = ""
+            elif op in (":?", "?"):
+                pass  # the value, or the shell stops with the message
     elif m:
         name = m.group(2) or m.group(3)
-        value = resolve(name) if m.group(2) else None
+        value = ex.resolve(name) if m.group(2) else None
+        if m.group(3) in ("@", "*"):
+            may_vanish = True
+        elif m.group(3) is not None and m.group(3) in "0123456789":
+            may_vanish = not quoted
+    # a value of several words (split unquoted) keeps the places where its words are
+    # written; a one-word value maps to the reference
+    defined = (ex.value_map(name, value) if name and value and literal_at is None and split
+               and not quoted and any(c in _IFS for c in value.strip()) else None)
     if value is None:
         wb.add(body_text, start)
-        wb.unresolved.append(VarRef(name or body_text, Span(start, end)))
+        splits = may_vanish or (not quoted and split and name is not None
+                                and not body_text.startswith("${#")
+                                and (m is None or m.group(3) not in ("$", "#", "?", "!", "-")))
+        wb.unresolved.append(VarRef(name or body_text, Span(start, end), split=splits))
     else:
-        wb.add_expansion(value, start, end)
-        wb.mark(start)
+        wb.add_value(value, start, end, literal_at, defined, split and not quoted)
 
 
-def _double_quoted(raw: str, start: int, resolve: Resolver, wb: _WordBuilder) -> None:
+def _double_quoted(raw: str, start: int, ex: _Expander, wb: _WordBuilder,
+                   split: bool = True) -> None:
     wb.quoted = True
     wb.mark(start)
+    inner = raw[1:-1] if len(raw) >= 2 and raw.endswith('"') else None
+    if inner is not None:
+        m = re.fullmatch(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\[@\]\}|\$@", inner)
+        if m and not wb.chars:
+            # "${args[@]}" / "$@": each element is its own word
+            elements = ex.arrays(m.group(1)) if m.group(1) else None
+            if elements is not None:
+                wb.quoted = False
+                wb.begin = -1
+                wb.fields.extend(elements)
+                return
+            wb.add(inner, start + 1)
+            wb.unresolved.append(VarRef(m.group(1) or "@", Span(start + 1, start + len(raw) - 1),
+                                        split=True))
+            return
     i = 1
     n = len(raw) - 1  # without the closing quote
     while i < n:
@@ -198,7 +323,8 @@ def _double_quoted(raw: str, start: int, resolve: Resolver, wb: _WordBuilder) ->
         if ch == "$":
             m = _PARAM_RE.match(raw, i, n)
             if m:
-                _expand(m.group(0), start + i, start + m.end(), resolve, wb)
+                _expand(m.group(0), start + i, start + m.end(), ex, wb, quoted=True,
+                        split=split)
                 i = m.end()
                 continue
             if raw.startswith("$(", i):
@@ -236,23 +362,49 @@ def _ansi_quoted(raw: str, start: int, wb: _WordBuilder) -> None:
         i += 1
 
 
-def split_commands(text: str, resolve: Resolver | None = None) -> Iterator[Command]:
-    """Yield the simple commands of ``text`` in order (see module docstring)."""
-    resolve = resolve or (lambda _name: None)
+def split_commands(text: str, resolve: Resolver | None = None,
+                   arrays: ArrayResolver | None = None,
+                   defined: Definer | None = None) -> Iterator[Command]:
+    """Yield the simple commands of ``text`` in order (see module docstring).  ``arrays``
+    gives the elements of a bash array assigned earlier (``"${args[@]}"``), ``defined`` the
+    value word of an assignment earlier in ``text`` (so expanded characters keep the place
+    where they are written)."""
+    ex = _Expander(resolve or (lambda _name: None), arrays or (lambda _name: None),
+                   defined or (lambda _name: None))
     cmd = Command()
     wb = _WordBuilder()
+    array: tuple[str, bool] | None = None  # inside `NAME=( … )`
+    array_words: list[Word] = []
     last_cont: int | None = None  # offset of the last continuation on this logical line
     pending_redirect = False
     pending_heredoc: list[tuple[str, bool]] = []  # (delimiter, strip tabs) awaiting their body
     heredoc_next = False  # the next word is a here-document delimiter
     skip_until = -1  # here-document bodies are not commands
 
+    def splits() -> bool:
+        """Whether an unquoted expansion here is field-split: not in an assignment's value
+        (`X=$Y`, `export X=$Y`), where POSIX does no splitting."""
+        if not wb.chars or wb.fields:
+            return True
+        head = "".join(wb.chars)
+        if not _ASSIGN.match(head) and not re.match(r"^[A-Za-z_][A-Za-z0-9_]*\+=", head):
+            return True
+        return bool(cmd.words) and cmd.words[0].text not in _DECLARATIONS
+
     def end_word(tail: int) -> None:
-        nonlocal wb, pending_redirect, heredoc_next
+        nonlocal wb
         if wb.empty:
             return
-        word = wb.build(tail)
+        words = wb.take(tail)
         wb = _WordBuilder()
+        if array is not None:
+            array_words.extend(words)
+            return
+        for word in words:
+            one_word(word, tail)
+
+    def one_word(word: Word, tail: int) -> None:
+        nonlocal pending_redirect, heredoc_next
         if heredoc_next:
             pending_heredoc.append((word.text, heredoc_strip))
             pending_redirect = heredoc_next = False
@@ -276,7 +428,7 @@ def split_commands(text: str, resolve: Resolver | None = None) -> Iterator[Comma
 
     def end_command(next_start: int) -> Iterator[Command]:
         nonlocal cmd, last_cont
-        if cmd.words or cmd.assignments or cmd.problems:
+        if cmd.words or cmd.assignments or cmd.problems or cmd.arrays:
             yield cmd
         cmd = Command(line_start=next_start)
         last_cont = None
@@ -286,6 +438,21 @@ def split_commands(text: str, resolve: Resolver | None = None) -> Iterator[Comma
         if start < skip_until:
             continue
         end = start + len(value)
+        if array is not None and ttype == "OP" and value == ")":
+            end_word(start)
+            cmd.arrays.append((array[0], array_words, array[1]))
+            array, array_words = None, []
+            continue
+        if array is not None and ttype in ("NEWLINE", "COMMENT"):
+            end_word(start)
+            continue
+        if ttype == "OP" and value == "(" and not cmd.words and not wb.fields and wb.chars:
+            m = _ARRAY_ASSIGN.match("".join(wb.chars))
+            if m:
+                # bash array assignment: the words up to `)` are its elements
+                wb = _WordBuilder()
+                array, array_words = (m.group(1), bool(m.group(2))), []
+                continue
         if ttype == "PLAIN" or ttype == "DOLLAR" or ttype == "HASH":
             wb.add(value, start)
         elif ttype == "SQ":
@@ -294,14 +461,16 @@ def split_commands(text: str, resolve: Resolver | None = None) -> Iterator[Comma
             if len(value) > 2:
                 wb.add(value[1:-1], start + 1)
         elif ttype == "DQ":
-            _double_quoted(value, start, resolve, wb)
+            _double_quoted(value, start, ex, wb, split=splits())
         elif ttype == "ANSI":
             _ansi_quoted(value, start, wb)
         elif ttype == "PARAM":
-            _expand(value, start, end, resolve, wb)
+            _expand(value, start, end, ex, wb, split=splits())
         elif ttype in ("CMDSUB", "BACKTICK"):
+            split = splits()
             wb.add(value, start)
-            wb.unresolved.append(VarRef(value, Span(start, end)))
+            # unquoted, its output is split into fields like an unknown variable's value
+            wb.unresolved.append(VarRef(value, Span(start, end), split=split))
         elif ttype == "ESC":
             wb.add_char(value[1], start, end)
         elif ttype == "CONT":

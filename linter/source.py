@@ -154,16 +154,27 @@ class Word:
     def span(self) -> Span:
         return self.cmap.to_span()
 
+    @property
+    def may_split(self) -> bool:
+        """An unknown expansion in the word may give the program no word or several (an
+        unquoted ``$ARGS`` whose value is unknown, ``${X:+…}``, ``"$@"``)."""
+        return any(v.split for v in self.unresolved)
+
     def sub(self, i: int, j: int | None = None) -> Span:
         return self.cmap.span(i, len(self.text) if j is None else j)
 
 
 @dataclass(frozen=True, slots=True)
 class VarRef:
-    """A variable reference that stayed unexpanded: ``$(VAR)``, ``$VAR``, ``${VAR:-x}``."""
+    """A variable reference that stayed unexpanded: ``$(VAR)``, ``$VAR``, ``${VAR:-x}``.
+
+    ``split`` is True when the shell may turn it into no word or several (field splitting of an
+    unquoted expansion, ``${X:+words}``, ``"$@"``): such a word is never a positional model and
+    never one glued argument."""
 
     name: str
     span: Span
+    split: bool = False
 
 
 @dataclass(eq=False)

@@ -152,6 +152,10 @@ class _Walker:
         self.configs: list[tuple[Word, Span]] = []
         self.greedy: tuple[str, Word] | None = None  # last nargs='+' option and its last word
         self.config_data: dict[str, Any] | None = None  # the --config file, when read
+        # a shell expansion that may give no word or several (`$ARGS` unknown, `${X:+…}`):
+        # what it holds is unknown, so it is never the model and later positionals may be
+        # the values of flags it holds
+        self.unknown_words: Word | None = None
 
     def before(self, release: str) -> bool:
         """Whether the launch's release is older than ``release``."""
@@ -200,6 +204,10 @@ class _Walker:
                 continue
             if text == "--":
                 only_positionals = True
+                i += 1
+                continue
+            if word.may_split and not text.startswith("-"):
+                self.unknown_words = self.unknown_words or word
                 i += 1
                 continue
             if text.startswith("-O") and self._o_is_preprocessed():
@@ -615,6 +623,8 @@ class _Walker:
         if self.api_server:
             self.positional.append(word)
             return
+        if self.unknown_words is not None and (self.positional or self.model_broken):
+            return  # the unknown words before it may hold a flag that takes it as a value
         if self.positional or self.model_broken:
             taken = self.positional[0].text if self.positional else "serve"
             self.b.report(
@@ -636,7 +646,8 @@ class _Walker:
             return ModelRef(value=None, span=None, origin="positional", known=False)
         if self._serve_rejects_order():
             return ModelRef(value=None, span=None, origin="positional", known=False)
-        if not self.positional and self._serve_rejects_model(flag_model, config_model):
+        if not self.positional and self.unknown_words is None and \
+                self._serve_rejects_model(flag_model, config_model):
             occs = flag_model or config_model
             if occs:
                 occ = occs[-1]
@@ -666,6 +677,10 @@ class _Walker:
         if self.configs and not any(o.origin == "config" for o in self.b.before):
             # a --config file that could not be read may name the model
             return ModelRef(value=None, span=None, origin="config", known=False)
+        if self.unknown_words is not None:
+            # the model may be among the words of an unknown expansion
+            word = self.unknown_words
+            return ModelRef(value=None, span=word.span, origin="positional", known=False)
         self._no_model()
         return ModelRef(value=self._default_model(), span=None, origin="default", known=False)
 

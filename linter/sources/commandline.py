@@ -85,11 +85,23 @@ def search_script(text: str, outer: Word | None, scope: Scope,
     def span_to_file(span: Span) -> Span:
         return span if outer is None else outer.cmap.span(span.start, span.end)
 
+    # bash arrays assigned in this text: their element words keep their own positions
+    arrays: dict[str, list[Word]] = {}
+
     def resolve(name: str) -> str | None:
         var = env.get(name)
         return var.value if var is not None else None
 
-    for cmd in split_commands(text, resolve):
+    # values assigned in this text, as lexed (their characters' places in ``text``)
+    defined: dict[str, Word] = {}
+
+    for cmd in split_commands(text, resolve, arrays.get, defined.get):
+        for name, elements, appended in cmd.arrays:
+            arrays[name] = (arrays.get(name, []) if appended else []) + elements
+            env.pop(name, None)
+        if not cmd.words:
+            for name, w in cmd.assignments:
+                defined[name] = w
         if on_yaml is not None:
             for body in cmd.heredocs:
                 body_text = text[body.start:body.end]
@@ -150,10 +162,18 @@ def _unwrap(words: list[Word], scope: Scope) -> tuple[list[Word], dict[str, EnvV
     n = len(words)
     while i < n:
         name = _basename(words[i])
-        if name in ("exec", "nohup", "time", "command", "builtin"):
+        if name in ("exec", "nohup", "time", "command", "builtin", "setsid", "caffeinate"):
             i += 1
-            while i < n and words[i].text.startswith("-") and name in ("exec", "time"):
-                i += 1
+            while i < n and words[i].text.startswith("-") and name in (
+                    "exec", "time", "setsid"):
+                # `exec -a NAME`: the name given to the program, not the program
+                i += 2 if (name == "exec" and words[i].text == "-a") else 1
+        elif name in ("conda", "mamba", "micromamba") and i + 1 < n and words[i + 1].text == "run":
+            # `conda run -n ENV [--no-capture-output] PROGRAM …`
+            i += 2
+            while i < n and words[i].text.startswith("-"):
+                t = words[i].text
+                i += 2 if t in ("-n", "--name", "-p", "--prefix", "--cwd") else 1
         elif name == "env":
             i += 1
             while i < n:
@@ -234,6 +254,8 @@ def find_launches(words: list[Word], scope: Scope) -> Found:
     name = _basename(program)
     if name in _SHELLS:
         return _shell_c(words, scope)
+    if name == "eval":
+        return _eval(words, scope)
     if name in ("docker", "podman", "nerdctl") and len(words) > 1 and words[1].text == "run":
         return _docker_run(words, scope)
     if name == "vllm":
@@ -350,22 +372,35 @@ def gpus_from_visible_devices(env: Mapping[str, EnvVar]) -> GpuRequest | None:
 # ----------------------------------------------------------------------------- sh -c
 
 def _shell_c(words: list[Word], scope: Scope) -> Found:
-    found = Found()
+    """`sh -c SCRIPT`, `bash -lc -- SCRIPT`: the script is the first word after the options
+    (bash(1): "commands are read from the first non-option argument")."""
     j = 1
-    script: Word | None = None
+    has_c = False
     while j < len(words):
         t = words[j].text
-        if t.startswith("-") and not t.startswith("--") and "c" in t[1:]:
-            if j + 1 < len(words):
-                script = words[j + 1]
+        if t == "--":
+            j += 1
             break
-        if t.startswith("-") or t.startswith("+"):
+        if t in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
+            j += 2
+            continue
+        if (t.startswith("-") or t.startswith("+")) and len(t) > 1:
+            if not t.startswith("--") and "c" in t[1:]:
+                has_c = True
             j += 1
             continue
         break
-    if script is None:
-        return found
+    if not has_c or j >= len(words):
+        return Found()
+    script = words[j]
     return search_script(script.text, script, replace(scope, depth=scope.depth + 1))
+
+
+def _eval(words: list[Word], scope: Scope) -> Found:
+    """`eval WORDS`: the words joined by spaces are run as shell again."""
+    if len(words) == 2:
+        return search_script(words[1].text, words[1], replace(scope, depth=scope.depth + 1))
+    return find_launches(words[1:], replace(scope, depth=scope.depth + 1))
 
 
 # ----------------------------------------------------------------------------- docker run

@@ -1,0 +1,106 @@
+"""Shell semantics as a POSIX shell applies them (linter/shell.py, linter/sources/commandline.py):
+parameter expansion, field splitting, commands in variables and arrays, wrappers."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from mgpu_lint.cli import main
+
+
+def _launches(capsys: pytest.CaptureFixture[str], tmp_path, script: str) -> list[dict]:
+    path = tmp_path / "run.sh"
+    path.write_text(script)
+    assert main(["launches", "--format", "json", str(path)]) == 0
+    return json.loads(capsys.readouterr().out)["launches"]
+
+
+def _lint(capsys: pytest.CaptureFixture[str], tmp_path, script: str) -> str:
+    path = tmp_path / "run.sh"
+    path.write_text(script)
+    main(["--no-color", "--exit-zero", str(path)])
+    return capsys.readouterr().out
+
+
+def _argv(la: dict) -> list[str]:
+    return [w["word"] for w in la["argv"]]
+
+
+MODEL = "Qwen/Qwen2.5-7B-Instruct"
+
+
+def test_known_unquoted_value_is_split_into_words_where_they_are_written(capsys, tmp_path):
+    (la,) = _launches(capsys, tmp_path, f'P="-tp 2 --max-model-len 8192"\nvllm serve {MODEL} $P\n')
+    assert _argv(la) == [MODEL, "-tp", "2", "--max-model-len", "8192"]
+    assert [w["at"] for w in la["argv"][1:3]] == ["1:4", "1:8"]
+
+
+def test_quoted_value_stays_one_word(capsys, tmp_path):
+    out = _lint(capsys, tmp_path, f'P="-tp 2"\nvllm serve {MODEL} "$P"\n')
+    assert "MG014" in out  # the flag and its value reach vLLM as one word
+
+
+def test_assignment_values_are_not_split(capsys, tmp_path):
+    (la,) = _launches(capsys, tmp_path,
+                      f'A="--port 8001"\nB=$A\nexport C=$B\nvllm serve {MODEL} $C\n')
+    assert _argv(la) == [MODEL, "--port", "8001"]
+
+
+@pytest.mark.parametrize("words", ["$EXTRA", "${EXTRA}", "${EXTRA-}", "${EXTRA:+--enable-lora}",
+                                   "$(cat flags.txt)", '"$@"', "$*", "${ARGS[@]}"])
+def test_unknown_words_are_never_the_model_nor_an_unexpected_argument(capsys, tmp_path, words):
+    out = _lint(capsys, tmp_path, f"vllm serve {words} --model {MODEL} --port 8000\n"
+                                  f"vllm serve {MODEL} {words} --port 8000\n")
+    assert "MG016" not in out and "MG004" not in out and "MG014" not in out, out
+
+
+def test_unknown_words_only_no_default_model_claim(capsys, tmp_path):
+    out = _lint(capsys, tmp_path, "vllm serve $ARGS\n")
+    assert "MG016" not in out and "default model" not in out, out
+
+
+def test_alternative_with_value_set(capsys, tmp_path):
+    (la,) = _launches(capsys, tmp_path,
+                      f"L=1\nE=\nvllm serve {MODEL} ${{L:+--enable-lora --max-loras 2}}"
+                      f" ${{E:+--x}} ${{U:-}}\n")
+    # ${E:+--x} with E empty is no word; ${U:-} with U unknown stays an unknown-words marker
+    assert _argv(la) == [MODEL, "--enable-lora", "--max-loras", "2", "${U:-}"]
+    assert la["argv"][1]["at"] == "3:42"  # the words of ${L:+…} where they are written
+
+
+def test_default_used_for_unknown_variable(capsys, tmp_path):
+    (la,) = _launches(capsys, tmp_path, f"vllm serve {MODEL} --tensor-parallel-size ${{TP:-2}}\n")
+    assert la["argv"][-1] == {"word": "2", "at": "1:66"}
+
+
+def test_command_in_variable_and_array(capsys, tmp_path):
+    script = (f'CMD="vllm serve {MODEL} --port 8006"\n$CMD\n'
+              "args=(\n  --tensor-parallel-size 2  # comment\n  --port 8007\n)\n"
+              "args+=(--max-num-seqs 64)\n"
+              f'vllm serve {MODEL} "${{args[@]}}"\n')
+    a, b = _launches(capsys, tmp_path, script)
+    assert a["at"] == "1:6" and _argv(a) == [MODEL, "--port", "8006"]
+    assert _argv(b) == [MODEL, "--tensor-parallel-size", "2", "--port", "8007",
+                        "--max-num-seqs", "64"]
+    assert b["argv"][1]["at"] == "4:3"
+
+
+@pytest.mark.parametrize("line", [
+    f"nohup setsid vllm serve {MODEL} > log 2>&1 &",
+    f"timeout 600 bash -lc -- 'vllm serve {MODEL}'",
+    f"timeout -s INT 10m sh -c 'exec vllm serve {MODEL}'",
+    f"conda run -n serving --no-capture-output vllm serve {MODEL}",
+    f"micromamba run -p /opt/env vllm serve {MODEL}",
+    f'eval "exec vllm serve {MODEL}"',
+    f"eval vllm serve {MODEL}",
+    f"exec -a vllm-main vllm serve {MODEL}",
+    f"uv run --with vllm vllm serve {MODEL}",
+])
+def test_wrappers(capsys, tmp_path, line):
+    (la,) = _launches(capsys, tmp_path, line + "\n")
+    assert _argv(la) == [MODEL]
+
+
+def test_bash_c_needs_c(capsys, tmp_path):
+    assert _launches(capsys, tmp_path, "bash -l -- run.sh vllm serve x\n") == []

@@ -99,6 +99,17 @@ LINT_OPTIONS: tuple[Opt, ...] = (
     Opt(("-V", "--version"), "version", "print the version and exit"),
     Opt(("-h", "--help"), "help", "Show this message and exit."),
 )
+# fixes (issue 18): the only options under which files are written
+FIX_OPTIONS: tuple[Opt, ...] = (
+    Opt(("--fix",), "fix", "apply the safe fixes to the files (the only option that writes "
+        "files), then report what is left"),
+    Opt(("--unsafe-fixes",), "unsafe_fixes", "with --fix, --diff or --fix-only: also apply the "
+        "fixes that change what runs (a did-you-mean flag, a GPU count)"),
+    Opt(("--diff",), "diff", "print the fixes as a unified diff and write nothing (exit 1 when "
+        "there is one)"),
+    Opt(("--fix-only",), "fix_only", "apply the fixes and report nothing else (exit 0)"),
+)
+LINT_OPTIONS = LINT_OPTIONS + FIX_OPTIONS
 _BY_NAME = {name: opt for opt in LINT_OPTIONS for name in opt.names}
 
 
@@ -328,6 +339,12 @@ def lint_main(argv: Sequence[str], prog: str = PROG) -> int:
     if run.file_count == 0:
         print(f"{PROG}: warning: no files were linted (nothing under the given path(s) is a "
               "kind mgpu-lint reads, or every file was excluded)", file=sys.stderr)
+    if args["fix"] or args["fix_only"] or args["diff"]:
+        stop, written = _run_fixes(args, options, run)
+        if stop is not None:
+            return stop
+        if written:  # report what is left, from the files as they are now
+            run = lint(paths, options, stdin_text, args["stdin_filename"], args["command_text"])
     findings = run.findings
     out = sys.stdout
     if args["statistics"]:
@@ -338,6 +355,44 @@ def lint_main(argv: Sequence[str], prog: str = PROG) -> int:
         return 0
     fail_on = Severity(args["fail_on"] or cwd_config.settings.fail_on or "warning")
     return 1 if any(f.severity.rank >= fail_on.rank for f in findings) else 0
+
+
+def _run_fixes(args: dict[str, Any], options: Any, run: Any) -> tuple[int | None, bool]:
+    """--fix / --fix-only / --diff: (the exit code to stop with or None, whether files were
+    written).  Text that is not a file (stdin, --command) is never written."""
+    from .fixes import fix_text, fixable, unified_diff, write_atomically
+    from .report.sarif import is_pseudo_path
+    from .runner import lint
+
+    unsafe = bool(args["unsafe_fixes"])
+    by_path: dict[str, list[Any]] = {}
+    texts: dict[str, str] = {}
+    for f in run.findings:
+        if fixable(f, unsafe) and not is_pseudo_path(f.source.path):
+            by_path.setdefault(f.source.path, []).append(f)
+            texts[f.source.path] = f.source.text
+    results = []
+    for path in sorted(by_path):
+        def relint(text: str, path: str = path) -> list[Any]:
+            return lint([], options, stdin_text=text, stdin_filename=path).findings
+        ff = fix_text(path, texts[path], by_path[path], relint, unsafe)
+        if ff.after != ff.before:
+            results.append(ff)
+    n = sum(len(ff.applied) for ff in results)
+    files = f"{len(results)} file{'' if len(results) == 1 else 's'}"
+    if args["diff"]:
+        for ff in results:
+            sys.stdout.write(unified_diff(ff))
+        print(f"{n} fix{'' if n == 1 else 'es'} in {files} (not applied: --diff writes "
+              "nothing)", file=sys.stderr)
+        return (1 if results else 0), False
+    for ff in results:
+        write_atomically(ff.path, ff.after)
+    if n or args["fix_only"]:
+        print(f"fixed {n} finding{'' if n == 1 else 's'} in {files}", file=sys.stderr)
+    if args["fix_only"]:
+        return 0, bool(results)
+    return None, bool(results)
 
 
 def _report(fmt: str, findings: list[Any], run: Any, args: dict[str, Any], out: Any) -> None:

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .source import SourceFile, Span
+
+if TYPE_CHECKING:
+    from .fixes import Fix
 
 
 class Severity(str, Enum):
@@ -42,6 +45,7 @@ class Finding:
     math: tuple[str, ...] = ()
     related: tuple[Related, ...] = ()
     data: dict[str, Any] | None = field(default=None, compare=False, hash=False)
+    fix: Fix | None = field(default=None, compare=False, hash=False)
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.source.path, self.span.start, self.span.end, self.code)

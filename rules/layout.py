@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 from mgpu_lint.deployment import Deployment
 from mgpu_lint.findings import Finding, Related, Severity
+from mgpu_lint.fixes import Fix, mirror_gpu_request, set_gpu_count
 from mgpu_lint.launch import VLLM, Launch
 from mgpu_lint.resolve import VISIBLE_DEVICE_VARS, Layout, node_gpus
 from mgpu_lint.sizing.display import fixed
@@ -180,6 +181,7 @@ def _compare(d: Deployment, lay: Layout, need: int, how: str, have: int, receive
             d.source, span, math=(formula,),
             hint=f"give it {_plural(need)}, or lower the parallel sizes to fit {have}",
             related=(*related, gpus_there, *extra), data=data,
+            fix=_count_fix(d, have_span, have, need, extra),
         )
         return
     sizes = [Related(d.source, s.span, f"{n} {s.value}") for n, s in lay.explicit_sizes
@@ -191,8 +193,17 @@ def _compare(d: Deployment, lay: Layout, need: int, how: str, have: int, receive
         d.source, have_span, math=(formula,),
         hint=f"request {_plural(need)}, or raise the parallel sizes (more -tp, or -dp for "
              "replicas)",
-        related=(*sizes, *extra), data=data,
+        related=(*sizes, *extra), data=data, fix=_count_fix(d, have_span, have, need, extra),
     )
+
+
+def _count_fix(d: Deployment, span: Span, have: int, need: int,
+               extra: list[Related]) -> Fix | None:
+    """The unsafe fix: the stated GPU count becomes the count the layout uses (not for a
+    LeaderWorkerSet group, whose count is per pod, nor a count narrowed by a device list)."""
+    if extra or d.gpu is None or d.gpu.count != have or span != d.gpu.count_span:
+        return None
+    return set_gpu_count(d.source, span, have, need)
 
 
 @rule("MG102", "heads-not-divisible", Severity.ERROR,
@@ -598,6 +609,7 @@ def gpu_requests_without_limits(d: Deployment) -> Iterator[Finding]:
         "server rejects the pod",
         req.source or d.source, req.span,
         hint="move the GPU count to resources.limits (the request defaults to the limit)",
+        fix=mirror_gpu_request(req.source or d.source, req.span),
     )
 
 

@@ -29,6 +29,8 @@ def sample_value(spec: OptionSpec) -> str:
         return "a.gguf:0.5"  # FNAME:SCALE (common/arg.cpp)
     if spec.choices:
         return str(spec.choices[0])
+    if spec.key == "lora_scaled":
+        return "a.gguf:0.5"  # FNAME:SCALE (common/arg.cpp)
     return {"int": "2", "float": "0.5", "ngl": "99", "float_list": "3,1", "uint_list": "1024",
             "hostport_list": "10.0.0.2:50052"}.get(spec.type, "x")
 

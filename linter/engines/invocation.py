@@ -28,6 +28,7 @@ from .catalog import FlagCatalog, OptionSpec, llama_catalog, rpc_catalog, vllm_c
 if TYPE_CHECKING:
     from lark import Lark
 
+    from ..fixes import Fix
     from ..launch import Launch
 
 Origin = Literal["argv", "env", "config"]
@@ -352,9 +353,10 @@ class Builder:
         self.findings: list[Finding] = []
 
     def report(self, code: str, severity: Severity, message: str, span: Span, *,
-               hint: str | None = None, related: tuple[Related, ...] = ()) -> None:
+               hint: str | None = None, related: tuple[Related, ...] = (),
+               fix: Fix | None = None) -> None:
         self.findings.append(Finding(code, severity, message, self.source, span, hint=hint,
-                                     related=related))
+                                     related=related, fix=fix))
 
     def line(self, span: Span) -> int:
         return self.source.line_col(span.start)[0]

@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from ..findings import Finding, Related, Severity
+from ..fixes import join_words, replace_word, split_glued
 from ..launch import LLAMA_SERVER, Launch
 from ..source import Span, Word
 from .catalog import FlagCatalog, OptionSpec, llama_catalog
@@ -45,6 +46,17 @@ _STOI = re.compile(r"\s*([+-]?\d+)")
 _STOF = re.compile(
     r"\s*([+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan))", re.IGNORECASE)
 _SPLIT_ANY = re.compile(r"[,/]+")
+# Deprecated flags whose replacement sets the same value (common/arg.cpp, master 3f545bec: each
+# handler sets params.load_mode to the mode `--load-mode` names): the safe fix's new spelling.
+RENAMED: dict[str, list[str]] = {
+    "--mlock": ["--load-mode", "mlock"],        # LLAMA_LOAD_MODE_MLOCK
+    "--mmap": ["--load-mode", "mmap"],          # LLAMA_LOAD_MODE_MMAP
+    "--no-mmap": ["--load-mode", "none"],       # LLAMA_LOAD_MODE_NONE
+    "-dio": ["--load-mode", "dio"],             # LLAMA_LOAD_MODE_DIRECT_IO
+    "--direct-io": ["--load-mode", "dio"],
+    "-ndio": ["--load-mode", "none"],           # LLAMA_LOAD_MODE_NONE
+    "--no-direct-io": ["--load-mode", "none"],
+}
 
 
 def parse_llama(launch: Launch) -> tuple[Invocation, list[Finding]]:
@@ -139,8 +151,11 @@ def _walk(b: Builder, launch: Launch, catalog: FlagCatalog) -> None:
             i += 1 + (spec.nargs if isinstance(spec.nargs, int) else 0)
             continue
         if spec.deprecated:
+            new = RENAMED.get(text)
             b.report("MG008", Severity.WARNING, f"{text} is deprecated: {spec.deprecated}",
-                     flag_span)
+                     flag_span, fix=replace_word(b.source, word, new, b.launch.list_form,
+                                                 f"Write {' '.join(new)}", safe=True)
+                     if new else None)
         previous = seen_spellings.get(text)
         if not spec.takes_value:
             value: Any = not match.negative
@@ -216,6 +231,7 @@ def _scaled_pairs(b: Builder, spec: OptionSpec, text: str, flag_span: Span,
             f"(\"{name} format: FNAME:SCALE\", common/arg.cpp)",
             Span(value.span.start, scale.span.end),
             hint=f"write {text} {value.text}:{scale.text}",
+            fix=join_words(b.source, value, scale, ":", f"Write {value.text}:{scale.text}"),
         )
         b.add(OptionValue(key=spec.key, spelling=text, flag_span=flag_span,
                           value_span=Span(value.span.start, scale.span.end),
@@ -306,6 +322,7 @@ def _not_an_option(b: Builder, catalog: FlagCatalog, words: tuple[Word, ...], i:
             word.span,
             hint=f'split it into two list items: "{head}", "{rest.strip()}"'
             if b.launch.list_form else f"unquote it: {head} {rest.strip()}",
+            fix=split_glued(b.source, word, head, b.launch.list_form),
         )
         _add_unknown(b, head_match.option, head, word.span)
         return i + 1
@@ -324,7 +341,11 @@ def _not_an_option(b: Builder, catalog: FlagCatalog, words: tuple[Word, ...], i:
         hint = retired.hint if retired else None
         if retired is None and suggestion:
             message += f"; did you mean {suggestion}?"
-        b.report("MG004", Severity.ERROR, message, word.span, hint=hint)
+        # did-you-mean is a guess at what was meant: an unsafe fix
+        fix = replace_word(b.source, word, [suggestion], b.launch.list_form,
+                           f"Replace with {suggestion}", safe=False) \
+            if retired is None and suggestion else None
+        b.report("MG004", Severity.ERROR, message, word.span, hint=hint, fix=fix)
         nxt = words[i + 1] if i + 1 < len(words) else None
         # its value (if it had one) is not a second problem
         return i + 2 if nxt is not None and not nxt.text.startswith("-") else i + 1

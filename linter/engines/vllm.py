@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..findings import Finding, Related, Severity
+from ..fixes import replace_span, split_glued
 from ..launch import ENTRY_VLLM_API_SERVER, ENTRY_VLLM_SERVE, VLLM, Launch
 from ..source import Span, Word
 from .catalog import (
@@ -272,6 +273,7 @@ class _Walker:
             word.span,
             hint=f'split it into two list items: "{head}", "{rest.strip()}"'
             if self.launch.list_form else f"unquote it: {head} {rest.strip()}",
+            fix=split_glued(self.b.source, word, head, self.launch.list_form),
         )
         self._unknown(spec, head, word.span)
         return True
@@ -385,6 +387,8 @@ class _Walker:
                 flag_span,
                 hint=f"write {match.spelling}: a new flag in a later release can make the "
                      "prefix ambiguous and the launch then fails",
+                fix=replace_span(self.b.source, flag_span, written, match.spelling,
+                                 f"Write {match.spelling}", safe=True),
             )
             return True
         self.b.report("MG013", Severity.ERROR, why, flag_span, hint=hint)
@@ -421,6 +425,7 @@ class _Walker:
             assumed = (f" (assuming vLLM {self.name}, as nothing pins the release: pin the "
                        "image tag or `pip install vllm==X` to check it exactly)")
         hint: str | None
+        suggestion: str | None = None
         version = self.name
         if retired is not None and retired.last is not None:
             again = (f" (and accepted again from {retired.since})"
@@ -437,7 +442,11 @@ class _Walker:
             message = f"unknown flag {written}" + (
                 f"; did you mean {suggestion}?" if suggestion else "") + assumed
             hint = None if suggestion else "run `vllm serve --help=all` for the flag list"
-        self.b.report("MG004", severity, message, flag_span, hint=hint)
+        # did-you-mean is a guess at what was meant: an unsafe fix
+        fix = replace_span(self.b.source, flag_span, written, suggestion,
+                           f"Replace with {suggestion}", safe=False) \
+            if retired is None and suggestion else None
+        self.b.report("MG004", severity, message, flag_span, hint=hint, fix=fix)
         meant = self.catalog.lookup(suggestion) if retired is None and suggestion else None
         if meant is not None and not self.substitute_for:
             # argparse exits at the first unrecognized argument ("unrecognized arguments: …",

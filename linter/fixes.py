@@ -1,0 +1,470 @@
+"""Fixes: text edits on exact file spans, attached to findings, applied bottom-up.
+
+A ``Fix`` is one or more ``Edit`` (a span of the file text and its replacement), a title and a
+safety mark, as ruff has them: a *safe* fix keeps the launch's meaning and only spells it the way
+the engine intends (a glued argument split in two, an abbreviation written out); an *unsafe* fix
+changes what runs (a did-you-mean flag, a GPU count) and is applied only on request.
+
+Edits are built from the per-character maps (``CharMap``): a word's span in the file is exact even
+inside a double-quoted YAML string or a block scalar.  A builder only edits text that stands in
+the file verbatim (no escapes inside the replaced range) and only writes characters that need no
+quoting in any of the file's styles, so a fix never has to re-escape a value; anything else gets
+no fix (never a guessed edit).  The command line re-lints the fixed text and drops a fix that
+would make the file unparsable.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .source import SourceFile, Span, Word
+
+if TYPE_CHECKING:
+    from .findings import Finding
+
+# characters a replacement may hold: valid unquoted and inside any quotes (shell, YAML, JSON)
+_SAFE_TEXT = re.compile(r"[A-Za-z0-9_./:,+=@%-]*\Z")
+# plain YAML scalars that would not load as a string (YAML 1.1 and 1.2 core schema)
+_NOT_A_STRING = re.compile(
+    r"(?:[-+]?(?:\d[\d_]*)?(?:\.\d*)?(?:[eE][-+]?\d+)?|0x[0-9a-fA-F]+|0o[0-7]+|"
+    r"true|false|True|False|TRUE|FALSE|yes|no|Yes|No|YES|NO|on|off|On|Off|ON|OFF|y|n|Y|N|"
+    r"null|Null|NULL|~|\.inf|\.nan|[-+]?\.Inf|\.NaN)\Z")
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """Replace the file text of ``span`` with ``text`` (an empty span inserts)."""
+
+    span: Span
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    title: str
+    edits: tuple[Edit, ...]
+    safe: bool = True
+
+    @property
+    def span(self) -> Span:
+        return Span(min(e.span.start for e in self.edits), max(e.span.end for e in self.edits))
+
+
+def apply(text: str, fixes: list[Fix]) -> tuple[str, list[Fix]]:
+    """``text`` with every fix applied that overlaps no earlier one (in file order); the fixes
+    applied.  Edits are applied from the end of the file backwards, so no offset moves."""
+    chosen: list[Fix] = []
+    taken: list[Span] = []
+    for fix in sorted(fixes, key=lambda f: (f.span.start, f.span.end, f.title)):
+        if any(_overlaps(e.span, t) for e in fix.edits for t in taken):
+            continue
+        if fix in chosen:
+            continue
+        chosen.append(fix)
+        taken.extend(e.span for e in fix.edits)
+    edits = sorted((e for f in chosen for e in f.edits), key=lambda e: (e.span.start, e.span.end))
+    out = text
+    for e in reversed(edits):
+        out = out[:e.span.start] + e.text + out[e.span.end:]
+    return out, chosen
+
+
+def _overlaps(a: Span, b: Span) -> bool:
+    if a.start == a.end or b.start == b.end:  # insertions conflict only strictly inside
+        return a.start < b.end and b.start < a.end or a.start == b.start
+    return a.start < b.end and b.start < a.end
+
+
+# --------------------------------------------------------------------------- edit builders
+
+def verbatim(source: SourceFile, word: Word, i: int, j: int) -> Span | None:
+    """The file span of ``word.text[i:j]`` when the file holds exactly those characters there."""
+    if not 0 <= i < j <= len(word.text):
+        return None
+    span = word.sub(i, j)
+    if source.text[span.start:span.end] != word.text[i:j]:
+        return None
+    return span
+
+
+def replace_part(source: SourceFile, word: Word, i: int, j: int, new: str, title: str,
+                 safe: bool) -> Fix | None:
+    """Replace characters [i, j) of ``word`` with ``new`` (plain characters only)."""
+    span = verbatim(source, word, i, j)
+    if span is None or not _SAFE_TEXT.match(new):
+        return None
+    return Fix(title, (Edit(span, new),), safe)
+
+
+def replace_span(source: SourceFile, span: Span, old: str, new: str | None, title: str,
+                 safe: bool) -> Fix | None:
+    """Replace ``old``, which the file holds verbatim at ``span``, with ``new`` (plain
+    characters only, so no quoting changes)."""
+    if not new or source.text[span.start:span.end] != old or not _SAFE_TEXT.match(new):
+        return None
+    return Fix(title, (Edit(span, new),), safe)
+
+
+def _quote_before(text: str, start: int) -> tuple[str, int]:
+    """The quote that opens the scalar or shell word whose text begins at ``start``: its
+    characters as the file writes them (``"``, ``'``, ``\\"`` inside an outer double-quoted
+    string) and where it begins; ("", start) when unquoted."""
+    if start > 0 and text[start - 1] in "\"'":
+        if text[start - 1] == '"' and start > 1 and text[start - 2] == "\\":
+            return '\\"', start - 2
+        return text[start - 1], start - 1
+    return "", start
+
+
+def _separator(source: SourceFile, word: Word, list_form: bool, rest: str) -> tuple[str, str] | None:
+    """Text that, written inside ``word``'s file text, ends the argument and starts a new one in
+    the same style, and the text to append at the word's end (a closing quote for a new plain
+    YAML item that must stay a string); None when the word's shape is not one rewritten here.
+
+    List form (a YAML/JSON sequence item, a Dockerfile exec form): the end of one item and the
+    start of the next (``"--tp", "4"`` in a flow sequence, a new ``- "4"`` line at the same
+    indentation in a block sequence).  Shell form: the quoted word is closed and reopened around
+    a space (``"--tp" "4"``), which the shell reads as two words.
+    """
+    text = source.text
+    value = word.text
+    if not value:
+        return None
+    first = word.sub(0, 1)
+    last = word.sub(len(value) - 1, len(value))
+    quote, qstart = _quote_before(text, first.start)
+    if quote and text[last.end:last.end + len(quote)] != quote:
+        return None
+    if quote == "" and word.quoted:
+        return None  # quoted in part only (`--tp" 4"`): not a shape rewritten here
+    if not list_form:
+        return (quote + " " + quote, "")
+    if "\n" in text[first.start:last.end]:
+        return None
+    p = qstart - 1
+    while p >= 0 and text[p] in " \t":
+        p -= 1
+    if p < 0:
+        return None
+    line_start = text.rfind("\n", 0, p + 1) + 1
+    if text[p] == "-" and not text[line_start:p].strip():
+        sep = "\n" + text[line_start:p] + "- "
+    elif text[p] in "[,":
+        sep = ", "
+    elif text[p] == "\n":
+        # a multi-line flow sequence: the item begins a line
+        q = p
+        while q >= 0 and text[q] in " \t\r\n":
+            q -= 1
+        if q < 0 or text[q] not in "[,":
+            return None
+        sep = ", "
+    else:
+        return None
+    if quote:
+        return (quote + sep + quote, "")
+    if _NOT_A_STRING.match(rest) or rest[:1] in "\"'&*!|>%@`{[#" or ": " in rest or " #" in rest:
+        if '"' in rest or "\\" in rest:
+            return None
+        # a plain `4` would load as a number, which a list of strings rejects
+        return (sep + '"', '"')
+    return (sep, "")
+
+
+def split_glued(source: SourceFile, word: Word, head: str, list_form: bool) -> Fix | None:
+    """MG014: ``--flag value`` in one argument becomes two arguments, in the file's style."""
+    value = word.text
+    m = re.compile(r"[ \t]+").match(value, len(head))
+    if m is None or m.end() >= len(value):
+        return None
+    rest = value[m.end():]
+    gap = verbatim(source, word, len(head), m.end())
+    if gap is None or (not list_form and not word.quoted):
+        return None
+    sep = _separator(source, word, list_form, rest)
+    if sep is None:
+        return None
+    edits = [Edit(gap, sep[0])]
+    if sep[1]:
+        end = word.sub(len(value) - 1, len(value)).end
+        edits.append(Edit(Span(end, end), sep[1]))
+    return Fix(f"Split into two arguments: {head} {rest}", tuple(edits))
+
+
+def replace_word(source: SourceFile, word: Word, new: list[str], list_form: bool, title: str,
+                 safe: bool) -> Fix | None:
+    """The whole argument ``word`` becomes the arguments ``new`` (plain characters only)."""
+    span = verbatim(source, word, 0, len(word.text))
+    if span is None or not new or not all(_SAFE_TEXT.match(w) and w for w in new):
+        return None
+    if len(new) == 1:
+        return Fix(title, (Edit(span, new[0]),), safe)
+    sep = _separator(source, word, list_form, new[-1])
+    if sep is None or sep[1]:
+        return None
+    return Fix(title, (Edit(span, sep[0].join(new)),), safe)
+
+
+def join_words(source: SourceFile, a: Word, b: Word, joiner: str, title: str) -> Fix | None:
+    """Two consecutive arguments become one, ``a`` + joiner + ``b``: the text between them in
+    the file (whitespace, or the end of one list item and the start of the next) becomes
+    ``joiner``.  Only when both are written the same way (both plain, or both in the same
+    quotes), so the joined word keeps one quoting."""
+    text = source.text
+    if not a.text or not b.text or not _SAFE_TEXT.match(joiner):
+        return None
+    a_end = a.sub(len(a.text) - 1, len(a.text)).end
+    b_start = b.sub(0, 1).start
+    between = text[a_end:b_start]
+    if a_end >= b_start or any(ch.isalnum() for ch in between.replace("- ", "")):
+        return None
+    qa, _ = _quote_before(text, a.sub(0, 1).start)
+    qb, _ = _quote_before(text, b_start)
+    inner = between
+    if qa:
+        if not inner.startswith(qa):
+            return None
+        inner = inner[len(qa):]
+    if qb:
+        if not inner.endswith(qb):
+            return None
+        inner = inner[:len(inner) - len(qb)]
+    if qa != qb or inner.strip(" \t\r\n,-\\") != "":
+        return None
+    return Fix(title, (Edit(Span(a_end, b_start), joiner),))
+
+
+_GPU_KEY_LINE = re.compile(r"^(?P<indent>[ \t]*)(?P<key>(?:nvidia|amd)\.com/gpu)[ \t]*:")
+_BLOCK_KEY = re.compile(r"^(?P<indent> *)(?P<key>[A-Za-z_][\w.-]*)[ \t]*:[ \t]*(?:#.*)?$")
+
+
+def mirror_gpu_request(source: SourceFile, value_span: Span) -> Fix | None:
+    """MG109: the GPU line under ``resources.requests`` copied under ``resources.limits``.
+
+    Block style only: the key line is copied verbatim (same spelling, value, quoting) into an
+    existing ``limits:`` block of the same ``resources``, or a new ``limits:`` block is written
+    after ``requests``'s block at its indentation.
+    """
+    text = source.text
+    lines = text.split("\n")
+    line_no, _ = source.line_col(value_span.start)
+    idx = line_no - 1
+    key_line = lines[idx].rstrip("\r")
+    m = _GPU_KEY_LINE.match(key_line)
+    if m is None or text.rfind("\n", 0, value_span.end) + 1 != source.line_starts()[idx]:
+        return None
+    key_indent = len(m.group("indent"))
+
+    def indent_of(line: str) -> int:
+        return len(line) - len(line.lstrip(" "))
+
+    def is_blank(line: str) -> bool:
+        return not line.strip() or line.lstrip().startswith("#")
+
+    # the parent mapping key (`requests:`) and ITS parent (`resources:`)
+    r = idx - 1
+    while r >= 0 and (is_blank(lines[r]) or indent_of(lines[r]) >= key_indent):
+        r -= 1
+    if r < 0:
+        return None
+    parent = _BLOCK_KEY.match(lines[r].rstrip("\r"))
+    if parent is None or parent.group("key") != "requests":
+        return None
+    req_indent = len(parent.group("indent"))
+    # the end of the requests block
+    end = idx + 1
+    while end < len(lines) and (is_blank(lines[end]) or indent_of(lines[end]) > req_indent):
+        if is_blank(lines[end]) and not lines[end].strip():
+            break
+        end += 1
+    # a sibling `limits:` block in the same resources mapping
+    first = r
+    while first > 0 and (is_blank(lines[first - 1]) or indent_of(lines[first - 1]) >= req_indent):
+        first -= 1
+    last = end
+    while last < len(lines) and (is_blank(lines[last]) or indent_of(lines[last]) >= req_indent):
+        if not lines[last].strip():
+            break
+        last += 1
+    nl = "\r\n" if lines[idx].endswith("\r") else "\n"
+    starts = source.line_starts()
+    for k in range(first, last):
+        sib = _BLOCK_KEY.match(lines[k].rstrip("\r"))
+        if sib is not None and len(sib.group("indent")) == req_indent and \
+                sib.group("key") == "limits":
+            # insert the key line as the first entry of limits, at limits' entry indentation
+            j = k + 1
+            while j < len(lines) and is_blank(lines[j]) and lines[j].strip():
+                j += 1
+            if j >= len(lines) or indent_of(lines[j]) <= req_indent:
+                return None  # `limits:` with no block entries (null or flow on the next line)
+            entry = " " * indent_of(lines[j]) + key_line.lstrip(" ")
+            at = starts[j] if j < len(starts) else len(text)
+            return Fix("Add the GPU count to resources.limits", (Edit(Span(at, at),
+                                                                      entry + nl),))
+        if sib is None and len(lines[k]) - len(lines[k].lstrip(" ")) == req_indent and \
+                lines[k].lstrip().startswith("limits"):
+            return None  # `limits: {...}` in flow style: not rewritten
+    block = " " * req_indent + "limits:" + nl + key_line + nl
+    if end < len(starts):
+        at = starts[end]
+        return Fix("Add the GPU count to resources.limits", (Edit(Span(at, at), block),))
+    # the requests block ends the file
+    at = len(text)
+    prefix = "" if text.endswith("\n") else nl
+    return Fix("Add the GPU count to resources.limits", (Edit(Span(at, at), prefix + block),))
+
+
+def set_gpu_count(source: SourceFile, span: Span, old: int, new: int) -> Fix | None:
+    """MG101: the GPU count written at ``span`` (digits, perhaps quoted) becomes ``new``; a
+    Kubernetes limit's matching ``requests`` line in the same ``resources`` is changed with it
+    (a GPU request must equal its limit)."""
+    text = source.text
+    written = text[span.start:span.end]
+    inner = written.strip("\"'")
+    if inner != str(old):
+        return None
+    lead = written.index(inner)
+    edits = [Edit(Span(span.start + lead, span.start + lead + len(inner)), str(new))]
+    lines = text.split("\n")
+    idx = source.line_col(span.start)[0] - 1
+    m = _GPU_KEY_LINE.match(lines[idx])
+    if m is not None:
+        key_indent = len(m.group("indent"))
+        r = idx - 1
+        while r >= 0 and (not lines[r].strip() or
+                          len(lines[r]) - len(lines[r].lstrip(" ")) >= key_indent):
+            r -= 1
+        parent = _BLOCK_KEY.match(lines[r].rstrip("\r")) if r >= 0 else None
+        if parent is not None and parent.group("key") == "limits":
+            ind = len(parent.group("indent"))
+            lo = r
+            while lo > 0 and lines[lo - 1].strip() and \
+                    len(lines[lo - 1]) - len(lines[lo - 1].lstrip(" ")) >= ind:
+                lo -= 1
+            hi = r + 1
+            while hi < len(lines) and lines[hi].strip() and \
+                    len(lines[hi]) - len(lines[hi].lstrip(" ")) >= ind:
+                hi += 1
+            starts = source.line_starts()
+            in_requests = False
+            for k in range(lo, hi):
+                line = lines[k].rstrip("\r")
+                k_ind = len(line) - len(line.lstrip(" "))
+                key = _BLOCK_KEY.match(line)
+                if k_ind == ind:
+                    in_requests = key is not None and key.group("key") == "requests"
+                    continue
+                g = _GPU_KEY_LINE.match(line)
+                if in_requests and g is not None and g.group("key") == m.group("key"):
+                    v = re.match(r"[ \t]*:[ \t]*([\"']?)(\d+)\1[ \t]*(?:#.*)?$", line[g.end() - 1:])
+                    if v is None or v.group(2) != str(old):
+                        return None  # a request that differs already: not guessed at
+                    at = starts[k] + g.end() - 1 + v.start(2)
+                    edits.append(Edit(Span(at, at + len(v.group(2))), str(new)))
+    return Fix(f"Set the GPU count to {new}", tuple(edits), safe=False)
+
+
+# --------------------------------------------------------------------------- fixing files
+
+# findings that mean the text no longer parses as its kind: a fix that causes one is dropped
+PARSE_ERRORS = frozenset({"MG000", "MG001", "MG002", "MG003"})
+MAX_PASSES = 10  # ruff's limit too: a fix that keeps producing fixes stops here
+
+
+@dataclass(slots=True)
+class FileFix:
+    """One file's text before and after fixing, and the fixes applied."""
+
+    path: str
+    before: str
+    after: str
+    applied: list[Fix]
+    # each pass: the text it started from and the fixes applied to that text
+    passes: list[tuple[str, list[Fix]]]
+
+
+def fixable(f: Finding, unsafe: bool) -> bool:
+    return f.fix is not None and (f.fix.safe or unsafe)
+
+
+def fix_text(path: str, text: str, findings: list[Finding], relint: Callable[[str], list[Finding]],
+             unsafe: bool) -> FileFix:
+    """Apply the fixes of ``findings`` to ``text``, re-lint, repeat until nothing is fixable.
+
+    ``relint(text)`` lints the text as the file ``path``.  A pass whose result has a parse error
+    the text did not have is undone and its fixes are tried one at a time, keeping each that
+    leaves the file parsable."""
+    applied: list[Fix] = []
+    passes: list[tuple[str, list[Fix]]] = []
+    current = text
+    parse_before = _parse_errors(findings)
+    seen: set[str] = {text}
+    for _ in range(MAX_PASSES):
+        fixes = [f.fix for f in findings if fixable(f, unsafe) and f.source.path == path]
+        if not fixes:
+            break
+        candidate, chosen = apply(current, fixes)  # type: ignore[arg-type]
+        if candidate in seen:
+            break
+        new_findings = relint(candidate)
+        if _parse_errors(new_findings) > parse_before:
+            # one at a time: each fix with the ones kept so far, all on the pass's text (whose
+            # offsets they were built for)
+            kept: list[Fix] = []
+            base = current
+            for fix in chosen:
+                one, _ = apply(base, [*kept, fix])
+                one_findings = relint(one)
+                if _parse_errors(one_findings) <= parse_before:
+                    kept.append(fix)
+                    candidate, new_findings = one, one_findings
+            if not kept:
+                break
+            chosen = kept
+        passes.append((current, chosen))
+        current, findings = candidate, new_findings
+        seen.add(current)
+        applied.extend(chosen)
+    return FileFix(path, text, current, applied, passes)
+
+
+def _parse_errors(findings: list[Finding]) -> int:
+    return sum(1 for f in findings if f.code in PARSE_ERRORS)
+
+
+def unified_diff(ff: FileFix) -> str:
+    import difflib
+
+    out = []
+    for line in difflib.unified_diff(ff.before.splitlines(keepends=True),
+                                     ff.after.splitlines(keepends=True),
+                                     fromfile=ff.path, tofile=ff.path):
+        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+def write_atomically(path: str, text: str) -> None:
+    """Replace the file's contents: a temporary file beside it, its mode copied, then
+    os.replace (a reader never sees half a file).  A byte-order mark the file had is kept."""
+    import os
+    import stat
+    import tempfile
+
+    with open(path, "rb") as fh:
+        bom = fh.read(3) == b"\xef\xbb\xbf"
+    mode = stat.S_IMODE(os.stat(path).st_mode)
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".mgpu-lint-", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write((b"\xef\xbb\xbf" if bom else b"") + text.encode("utf-8", "surrogateescape"))
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

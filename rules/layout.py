@@ -58,6 +58,26 @@ def _ray_backed(d: Deployment) -> bool:
     return "ray start" in text or "multi-node-serving.sh" in text
 
 
+def _local_ray(d: Deployment) -> bool:
+    """The Ray executor with no Ray cluster around it (no KubeRay object, no `ray start` or
+    multi-node-serving.sh, no RAY_ADDRESS): ``ray.init(address=None)`` starts a local Ray on
+    this pod's or machine's GPUs (vllm/v1/executor/ray_utils.py initialize_ray_cluster, vLLM
+    0.30.0), so the pod's GPUs are all there is (DECISIONS "Ray")."""
+    backend = d.inv.distributed_executor_backend
+    dpb = d.inv.data_parallel_backend
+    chosen = (backend.known and backend.value == "ray") or (dpb.known and dpb.value == "ray")
+    if not chosen or d.context.ray_cluster or "RAY_ADDRESS" in d.launch.env:
+        return False
+    span = d.context.object_span
+    text = d.source.text[span.start:span.end] if span is not None else d.source.text
+    return "ray start" not in text and "multi-node-serving.sh" not in text \
+        and "RAY_ADDRESS" not in text
+
+
+# vllm/v1/executor/ray_utils.py PG_WAIT_TIMEOUT (1800 in every sampled release, 0.10.2-0.33.0)
+RAY_PG_WAIT_S = 1800
+
+
 def _group(d: Deployment) -> int | None:
     """Pods in a LeaderWorkerSet group (1 outside one; None when the size is unresolved)."""
     size = d.context.group_size
@@ -114,10 +134,18 @@ def gpu_count_mismatch(d: Deployment) -> Iterator[Finding]:
     more, the extra GPUs sit idle and are paid for. Example (lesson, Example 13): `-tp 4 -pp 2`
     is a world size of 8; on one node it needs 8 GPUs, and `-tp 2 -dp 4` is 4 engines of 2.
 
+    With data parallelism the world-size check passes when one engine fits; local DP rank r
+    then takes devices [r × world, (r+1) × world) and the first rank past the visible GPUs
+    fails (vllm/v1/engine/utils.py get_physical_gpu_ids_for_local_dp_rank) — tp 4 × dp 2 on 4
+    GPUs fails there. With `--distributed-executor-backend ray` and no Ray cluster (no KubeRay
+    object, `ray start` or RAY_ADDRESS), `ray.init()` starts a local Ray on the pod's GPUs and
+    vLLM waits 1,800 s for a placement group before failing (vllm/v1/executor/ray_utils.py
+    initialize_ray_cluster, _wait_until_pg_ready).
+
     Use instead: make the request match — `nvidia.com/gpu: 8` for tp 4 × pp 2 — or change
-    the parallel sizes. Launches whose GPUs come from a Ray cluster
-    (`--distributed-executor-backend ray`, KubeRay pods) are not compared, nor counts nobody
-    states (`count: all`, compose devices without a count, `--gpus all`).
+    the parallel sizes. Launches whose GPUs come from a Ray cluster (KubeRay pods, `ray
+    start`, RAY_ADDRESS) are not compared, nor counts nobody states (`count: all`, compose
+    devices without a count, `--gpus all`).
     """
     lay = _usable_layout(d)
     g = d.gpu
@@ -143,7 +171,8 @@ def gpu_count_mismatch(d: Deployment) -> Iterator[Finding]:
             f"GPUs needed in the group = dp {lay.dp.value} × world size {lay.world_size} = "
             f"{need}; the group has {group} pods × {g.count} = {have}")
         return
-    if ray:
+    local_ray = group == 1 and _local_ray(d)
+    if ray and not local_ray:
         return
     have, origin, have_span = g.count, g.count_origin, g.count_span
     device_ids = d.inv.device_ids
@@ -157,15 +186,37 @@ def gpu_count_mismatch(d: Deployment) -> Iterator[Finding]:
     else:
         origin += _at(d, have_span)
     need = lay.gpus_per_node
+    why = None
+    if local_ray and lay.world_size <= have < need:
+        return  # how Ray places several DP engines on too few GPUs is not checked here
+    if local_ray:
+        # ray_utils.py: a placement group of world-size GPU bundles, then _wait_until_pg_ready
+        # polls for PG_WAIT_TIMEOUT seconds and raises "Cannot provide a placement group
+        # requiring N GPUs … within 1800 seconds"
+        why = (f"with the Ray executor and no Ray cluster, vLLM starts a local Ray on these "
+               f"GPUs, waits {RAY_PG_WAIT_S:,} s for a placement group of {lay.world_size} GPUs "
+               "and then fails (\"Cannot provide a placement group requiring "
+               f"{lay.world_size} GPUs … within {RAY_PG_WAIT_S} seconds\", "
+               "vllm/v1/executor/ray_utils.py)")
+    elif lay.dp_local.value > 1 and lay.world_size <= have < need:
+        # the world-size check passes (it compares one engine's world size); local DP rank r
+        # takes devices [r × world, (r+1) × world) (vllm/v1/engine/utils.py
+        # get_physical_gpu_ids_for_local_dp_rank, 0.25.1-0.33.0)
+        rank = have // lay.world_size
+        why = (f"each engine's world size fits, but data-parallel rank {rank} is given devices "
+               f"[{rank * lay.world_size}, {(rank + 1) * lay.world_size}) of only {have} "
+               "visible, so its start-up fails (vllm/v1/engine/utils.py "
+               "get_physical_gpu_ids_for_local_dp_rank)")
     yield from _compare(d, lay, need, _needed(lay), have, _receiver(d), origin, have_span,
                         "on this node", [],
                         f"GPUs needed per node = dp_local {lay.dp_local.value} × world size "
-                        f"{lay.world_size} / nodes per engine {lay.nnodes_within_dp} = {need}")
+                        f"{lay.world_size} / nodes per engine {lay.nnodes_within_dp} = {need}",
+                        why)
 
 
 def _compare(d: Deployment, lay: Layout, need: int, how: str, have: int, receiver: str,
-             origin: str, have_span: Span, where: str, extra: list[Related], formula: str
-             ) -> Iterator[Finding]:
+             origin: str, have_span: Span, where: str, extra: list[Related], formula: str,
+             why: str | None = None) -> Iterator[Finding]:
     if need == have:
         return
     gets = f"{receiver} gets {_plural(have)} ({origin})"
@@ -176,8 +227,9 @@ def _compare(d: Deployment, lay: Layout, need: int, how: str, have: int, receive
         span, related = _size_to_change(d, lay)
         yield Finding(
             "MG101", Severity.ERROR,
-            f"{how} needs {_plural(need)} {where} but {gets}: vLLM refuses to start (world "
-            "size larger than the available GPUs)",
+            f"{how} needs {_plural(need)} {where} but {gets}: " + (why or (
+                "vLLM refuses to start (world size larger than the available GPUs, "
+                "vllm/config/parallel.py)")),
             d.source, span, math=(formula,),
             hint=f"give it {_plural(need)}, or lower the parallel sizes to fit {have}",
             related=(*related, gpus_there, *extra), data=data,

@@ -287,6 +287,23 @@ TABLE: list[Behaviour] = [
               'vllm/entrypoints/launchers/launcher.py setup_server (0.30.0)',
               {'MG606': 'warning'}, ('MG605',),
               files={"deploy.yaml": 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: llama\nspec:\n  selector:\n    matchLabels: {app: llama}\n  template:\n    metadata:\n      labels: {app: llama}\n    spec:\n      containers:\n        - name: server\n          image: vllm/vllm-openai:v0.30.0\n          args: ["meta-llama/Llama-3.1-8B-Instruct", "--host", "localhost"]\n          resources:\n            limits: {nvidia.com/gpu: 1}\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: llama\nspec:\n  type: LoadBalancer\n  selector: {app: llama}\n  ports:\n    - port: 80\n      targetPort: 8000\n'}),
+    # ------------------------------------------------------------ GPUs a launch gets
+    Behaviour("tp4-dp2-on-4-gpus", f"CUDA_VISIBLE_DEVICES=0,1,2,3 vllm serve {LLAMA} -tp 4 -dp 2",
+              "the world-size check passes (4 <= 4); DP rank 1 is given devices [4, 8): Error "
+              "computing device indices for CUDA_VISIBLE_DEVICES",
+              "vllm/v1/engine/utils.py get_physical_gpu_ids_for_local_dp_rank (0.25.1-0.33.0)",
+              {"MG101": "error"}),
+    Behaviour("ray-executor-without-cluster",
+              f"CUDA_VISIBLE_DEVICES=0 vllm serve {LLAMA} -tp 8 --distributed-executor-backend ray",
+              "ray.init() starts a local Ray on 1 GPU; the placement group of 8 GPUs is awaited "
+              "for 1800 s, then ValueError: Cannot provide a placement group requiring 8 GPUs",
+              "vllm/v1/executor/ray_utils.py initialize_ray_cluster, _wait_until_pg_ready "
+              "(PG_WAIT_TIMEOUT 1800 in 0.10.2-0.33.0)", {"MG101": "error"}),
+    Behaviour("ray-executor-joins-cluster",
+              f"RAY_ADDRESS=10.0.0.1:6379 vllm serve {LLAMA} -tp 8 --distributed-executor-backend "
+              "ray", "joins the Ray cluster at RAY_ADDRESS, whose GPUs the file does not state",
+              "vllm/v1/executor/ray_utils.py initialize_ray_cluster (ray.init address)", {},
+              ("MG101",)),
 ]
 
 

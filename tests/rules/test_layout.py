@@ -66,9 +66,17 @@ def test_external_rank_is_one_engine(capsys) -> None:
     assert "MG101" not in out
 
 
-def test_ray_backend_is_not_compared(capsys) -> None:
+def test_ray_backend_without_a_cluster_runs_a_local_ray(capsys) -> None:
+    # ray.init() with no address starts a local Ray on these GPUs, and the placement group of
+    # 8 GPUs never comes (vllm/v1/executor/ray_utils.py _wait_until_pg_ready, DECISIONS "Ray")
     out = lint(capsys, "CUDA_VISIBLE_DEVICES=0 vllm serve meta-llama/Llama-3.1-70B-Instruct "
                        "-tp 8 --distributed-executor-backend ray")
+    assert "MG101" in out and "waits 1,800 s for a placement group of 8 GPUs" in out
+
+
+def test_ray_backend_in_a_ray_cluster_is_not_compared(capsys) -> None:
+    out = lint(capsys, "RAY_ADDRESS=10.0.0.1:6379 CUDA_VISIBLE_DEVICES=0 vllm serve "
+                       "meta-llama/Llama-3.1-70B-Instruct -tp 8 --distributed-executor-backend ray")
     assert "MG101" not in out
 
 

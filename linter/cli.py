@@ -108,6 +108,8 @@ FIX_OPTIONS: tuple[Opt, ...] = (
     Opt(("--diff",), "diff", "print the fixes as a unified diff and write nothing (exit 1 when "
         "there is one)"),
     Opt(("--fix-only",), "fix_only", "apply the fixes and report nothing else (exit 0)"),
+    Opt(("--project-root",), "project_root", "SARIF: the directory %SRCROOT% names (default: "
+        "the git top level above the working directory, else the working directory)", "DIR"),
 )
 LINT_OPTIONS = LINT_OPTIONS + FIX_OPTIONS
 _BY_NAME = {name: opt for opt in LINT_OPTIONS for name in opt.names}
@@ -347,6 +349,7 @@ def lint_main(argv: Sequence[str], prog: str = PROG) -> int:
             run = lint(paths, options, stdin_text, args["stdin_filename"], args["command_text"])
     findings = run.findings
     out = sys.stdout
+    args["_config"] = explicit
     if args["statistics"]:
         out.write(_statistics(findings, json_output=fmt == "json"))
     else:
@@ -413,7 +416,12 @@ def _report(fmt: str, findings: list[Any], run: Any, args: dict[str, Any], out: 
         from .report.sarif import render as render_sarif
         from .rules import ALL
 
-        out.write(render_sarif(findings, ALL))
+        from .config import config_for
+
+        root = args.get("project_root")
+        docs_url = config_for(os.path.join(root or os.getcwd(), "x"),
+                              args.get("_config")).settings.docs_url
+        out.write(render_sarif(findings, ALL, root=root, docs_url=docs_url))
     elif fmt == "github":
         from .report.github import render as render_github
 

@@ -58,6 +58,7 @@ class Settings:
     force_exclude: bool = False
     models: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     gpus: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    docs_url: str | None = None  # rule pages for SARIF helpUri: a URL template with {code}
     stated: frozenset[str] = frozenset()
 
 
@@ -86,6 +87,15 @@ def _schema() -> type:
         force_exclude: bool = Field(default=False, alias="force-exclude")
         models: dict[str, dict[str, Any]] = Field(default_factory=dict)
         gpus: dict[str, dict[str, Any]] = Field(default_factory=dict)
+        docs_url: str | None = Field(default=None, alias="docs-url")
+
+        @field_validator("docs_url")
+        @classmethod
+        def _docs_url(cls, v: str | None) -> str | None:
+            if v is not None and not v.startswith(("https://", "http://")):
+                raise ValueError("docs-url must be an http(s) URL, e.g. "
+                                 "https://example.org/mgpu-lint/rules/{code}.html")
+            return v
 
         @field_validator("select", "ignore", "extend_select")
         @classmethod
@@ -131,6 +141,7 @@ def _settings_from(data: Any) -> Settings:
         force_exclude=model.force_exclude,
         models=model.models,
         gpus=model.gpus,
+        docs_url=model.docs_url,
         stated=frozenset(model.model_fields_set),
     )
 

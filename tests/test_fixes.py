@@ -213,3 +213,28 @@ def test_styles_are_kept() -> None:
     assert containers[1]["command"][3:5] == ["--tensor-parallel-size", "2"]
     assert containers[3]["command"][2].startswith(
         'exec vllm serve Qwen/Qwen2.5-7B-Instruct "--tensor-parallel-size" "2" --max-num-seqs')
+
+
+def test_json_fixes_applied_by_an_editor_match_fix(capsys: pytest.CaptureFixture[str]) -> None:
+    """The editor contract: applying the JSON report's safe edits (1-based lines, code-point
+    columns) gives the text of --fix's first pass."""
+    import json
+
+    path = "fixtures/fixes/k8s-styles.yaml"
+    main(["--format", "json", path])
+    doc = json.loads(capsys.readouterr().out)
+    text = Path(path).read_text("utf-8")
+    starts = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"]
+
+    def offset(pos: dict[str, int]) -> int:
+        return starts[pos["line"] - 1] + pos["column"] - 1
+
+    edits = sorted(((offset(e["range"]["start"]), offset(e["range"]["end"]), e["text"])
+                    for f in doc["findings"] if f.get("fix", {}).get("safe")
+                    for e in f["fix"]["edits"]), reverse=True)
+    assert edits
+    out = text
+    for s, e, new in edits:
+        out = out[:s] + new + out[e:]
+    result = fix_text(path, text, lint([path], Options()).findings, _relint(path), unsafe=False)
+    assert out == result.passes[1][0] if len(result.passes) > 1 else out == result.after

@@ -64,7 +64,7 @@ def test_driver_and_rules(log: dict[str, Any]) -> None:
         assert d["name"] == rule.name
         assert d["shortDescription"]["text"] == rule.summary
         assert d["fullDescription"]["text"] == (rule.explanation or rule.summary)
-        assert d["helpUri"] == rule.url
+        assert d["helpUri"] == f"docs/rules/{rule.code}.md"
         level = {"error": "error", "warning": "warning", "info": "note"}[rule.severity.value]
         assert d["defaultConfiguration"]["level"] == level
     assert run["results"]
@@ -149,3 +149,116 @@ def test_code_points_paths_and_unregistered_codes(tmp_path: Path) -> None:
     assert third["locations"][0]["physicalLocation"]["artifactLocation"]["index"] == 0
     descriptor = run["tool"]["driver"]["rules"][second["ruleIndex"]]
     assert descriptor["id"] == "MG999" and second["level"] == "warning"
+
+
+# --------------------------------------------------------------------------- code scanning
+
+SERVE = ("#!/bin/sh\n# serve\nexport X=1\n"
+         "vllm serve Qwen/Qwen2.5-7B-Instruct --max-model-le 8192 --tensor-paralel-size 2\n"
+         "llama-server -m /m.gguf --host 0.0.0.0 --port 8080\n")
+
+
+def _results(tmp_path: Path, name: str, text: str, capsys: pytest.CaptureFixture[str],
+             *args: str) -> dict[str, Any]:
+    path = tmp_path / name
+    path.write_text(text)
+    return sarif(capsys, "--project-root", str(tmp_path), *args, str(path))["runs"][0]
+
+
+def test_fingerprints_stable_under_an_unrelated_edit(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    before = _results(tmp_path, "serve.sh", SERVE, capsys)
+    # lines added above, a comment changed: every finding moves down, none changes
+    edited = SERVE.replace("# serve\n", "# serve the model\n# on two GPUs\n\n")
+    after = _results(tmp_path, "serve.sh", edited, capsys)
+
+    def prints(run: dict[str, Any]) -> dict[str, tuple[str, int]]:
+        return {r["partialFingerprints"]["mgpuLint/v1"]:
+                (r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"])
+                for r in run["results"]}
+
+    a, b = prints(before), prints(after)
+    assert len(a) == len(before["results"]) >= 3  # distinct per result
+    assert set(a) == set(b)
+    assert all(b[k][1] == a[k][1] + 2 for k in a)
+    # a change to the finding itself gives a new fingerprint
+    changed = _results(tmp_path, "serve.sh", SERVE.replace("--max-model-le ", "--max-mod "),
+                       capsys)
+    assert set(prints(changed)) != set(a)
+
+
+def test_identical_findings_get_distinct_fingerprints(tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    line = "llama-server -m /m.gguf --host 0.0.0.0 --port 8080\n"
+    run = _results(tmp_path, "twice.sh", "#!/bin/sh\n" + line + line, capsys)
+    same = [r["partialFingerprints"]["mgpuLint/v1"] for r in run["results"]
+            if r["ruleId"] == "MG605"]
+    assert len(same) == 2 and len(set(same)) == 2
+
+
+def test_security_rules_are_tagged(log: dict[str, Any]) -> None:
+    for d in log["runs"][0]["tool"]["driver"]["rules"]:
+        props = d.get("properties", {})
+        if d["id"].startswith("MG6"):
+            assert "security" in props["tags"]
+            assert 0.0 < float(props["security-severity"]) <= 10.0
+        else:
+            assert "security-severity" not in props
+
+
+def test_fixes_carry_the_same_edits(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = _results(tmp_path, "serve.sh", SERVE, capsys)
+    by_rule = {r["ruleId"]: r for r in run["results"]}
+    (fix,) = by_rule["MG013"]["fixes"]
+    (change,) = fix["artifactChanges"]
+    assert change["artifactLocation"]["uri"] == "serve.sh"
+    (rep,) = change["replacements"]
+    assert rep["insertedContent"]["text"] == "--max-model-len"
+    assert rep["deletedRegion"] == {"startLine": 4, "startColumn": 37, "endLine": 4,
+                                    "endColumn": 51}
+    assert "unsafe" in by_rule["MG004"]["fixes"][0]["description"]["text"]
+
+
+def test_srcroot_is_the_repository_top_level(tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str],
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "deploy" / "k8s").mkdir(parents=True)
+    (repo / "deploy" / "k8s" / "serve.sh").write_text(SERVE)
+    monkeypatch.chdir(repo / "deploy")
+    run = sarif(capsys, "k8s/serve.sh")["runs"][0]
+    assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == repo.as_uri() + "/"
+    assert run["artifacts"][0]["location"] == {"uri": "deploy/k8s/serve.sh",
+                                               "uriBaseId": "%SRCROOT%"}
+
+
+def test_help_uri_from_the_configured_docs_url(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str],
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / ".mgpu-lint.toml").write_text(
+        'docs-url = "https://docs.example.org/mgpu-lint/{code}.html"\n')
+    (tmp_path / "serve.sh").write_text(SERVE)
+    monkeypatch.chdir(tmp_path)
+    run = sarif(capsys, "serve.sh")["runs"][0]
+    uris = {d["id"]: d["helpUri"] for d in run["tool"]["driver"]["rules"]}
+    assert uris["MG101"] == "https://docs.example.org/mgpu-lint/MG101.html"
+
+
+def test_github_upload_requirements(log: dict[str, Any]) -> None:
+    """docs.github.com "SARIF support for code scanning": one run per tool, rule ids resolvable,
+    a message text, a fingerprint, at most 10 locations and 1000 related locations per result,
+    at most 20 tags per rule, security-severity a number from 0.0 to 10.0 as a string."""
+    (run,) = log["runs"]
+    rules = run["tool"]["driver"]["rules"]
+    ids = [d["id"] for d in rules]
+    assert len(ids) == len(set(ids))
+    for d in rules:
+        assert len(d.get("properties", {}).get("tags", [])) <= 20
+        sev = d.get("properties", {}).get("security-severity")
+        assert sev is None or (isinstance(sev, str) and 0.0 <= float(sev) <= 10.0)
+    for r in run["results"]:
+        assert rules[r["ruleIndex"]]["id"] == r["ruleId"]
+        assert r["message"]["text"]
+        assert r["partialFingerprints"]["mgpuLint/v1"]
+        assert 1 <= len(r["locations"]) <= 10 and len(r.get("relatedLocations", [])) <= 1000

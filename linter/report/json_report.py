@@ -37,6 +37,12 @@ def finding_dict(f: Finding, names: dict[str, tuple[str, str]]) -> dict[str, Any
     }
     if f.data:
         d["data"] = f.data
+    if f.fix is not None:
+        d["fix"] = {
+            "title": f.fix.title,
+            "safe": f.fix.safe,
+            "edits": [{"range": _range(f.source, e.span), "text": e.text} for e in f.fix.edits],
+        }
     return d
 
 

@@ -1,15 +1,26 @@
 """SARIF 2.1.0 report (GitHub code scanning), valid against the OASIS schema.
 
 Regions are exact: 1-based lines and columns in Unicode code points (the run says so with
-``columnKind``), end column exclusive.  A path under the root (the working directory) becomes a
-URI relative to ``%SRCROOT%``; any other path an absolute ``file:`` URI.  Text that is not a file
-(``<command>``, ``<stdin>``) is an artifact with its contents and no URI.
+``columnKind``), end column exclusive.  A path under the root becomes a URI relative to
+``%SRCROOT%``, any other path an absolute ``file:`` URI; the root is the repository's top level
+(the nearest directory above the working directory holding ``.git``) or ``--project-root``, so
+GitHub code scanning maps results to files whatever folder the linter ran in.  Text that is not a
+file (``<command>``, ``<stdin>``) is an artifact with its contents and no URI.
+
+What GitHub code scanning uses (docs.github.com, "SARIF support for code scanning"):
+``partialFingerprints`` (here ``mgpuLint/v1``: rule, artifact and the finding's normalised text
+and line, plus an occurrence count, so an edit elsewhere in the file keeps every alert's
+identity); rule ``properties.security-severity`` (a number 0.0-10.0 as a string) and the
+``security`` tag on the exposure rules (MG6xx); ``helpUri`` and ``help.markdown``.  ``fixes``
+carry the same edits as ``--fix``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
@@ -89,27 +100,104 @@ def _text(f: Finding) -> str:
     return "\n".join(parts)
 
 
-def _descriptor(rule: Rule) -> dict[str, Any]:
+FINGERPRINT = "mgpuLint/v1"
+# GitHub's scale: over 9.0 critical, 7.0-8.9 high, 4.0-6.9 medium, 0.1-3.9 low
+SECURITY_SEVERITY = {Severity.ERROR: "8.1", Severity.WARNING: "5.3", Severity.INFO: "3.1"}
+RULE_DOCS = "docs/rules"  # the rule pages in mgpu-lint's repository (docs/rules/MG101.md)
+
+
+def project_root(start: str | None = None) -> str:
+    """The git top level above ``start`` (a directory holding ``.git``, a directory or the
+    file a worktree has), else ``start`` itself."""
+    here = os.path.abspath(start or os.getcwd())
+    d = here
+    while True:
+        if os.path.exists(os.path.join(d, ".git")):
+            return d
+        parent = os.path.dirname(d)
+        if parent == d:
+            return here
+        d = parent
+
+
+def help_uri(code: str, docs_url: str | None) -> str:
+    """The rule's page: the configured ``docs-url`` (``{code}`` replaced, else the code appended
+    as ``CODE.md``), else the page's path in mgpu-lint's repository."""
+    if docs_url:
+        if "{code}" in docs_url:
+            return docs_url.replace("{code}", code)
+        return f"{docs_url.rstrip('/')}/{code}.md"
+    return f"{RULE_DOCS}/{code}.md"
+
+
+def is_security_rule(code: str) -> bool:
+    return code.startswith("MG6")
+
+
+def _descriptor(rule: Rule, docs_url: str | None = None) -> dict[str, Any]:
     explanation = rule.explanation or rule.summary
-    return {
+    d: dict[str, Any] = {
         "id": rule.code,
         "name": rule.name,
         "shortDescription": {"text": rule.summary},
         "fullDescription": {"text": explanation},
         "help": {"text": explanation, "markdown": explanation},
-        "helpUri": rule.url,
+        "helpUri": help_uri(rule.code, docs_url),
         "defaultConfiguration": {"level": LEVELS[rule.severity]},
     }
+    if is_security_rule(rule.code):
+        d["properties"] = {"tags": ["security", "exposure"],
+                           "security-severity": SECURITY_SEVERITY[rule.severity]}
+    return d
 
 
-def _result(f: Finding, rule_index: int, artifacts: _Artifacts) -> dict[str, Any]:
+def _normalised(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def fingerprint(f: Finding, where: str, occurrence: int) -> str:
+    """Rule + logical location (the artifact) + the finding's normalised text and line; the
+    n-th such finding in the file gets ``occurrence`` n.  Line numbers are not part of it."""
+    src = f.source
+    line_no = src.line_col(f.span.start)[0]
+    snippet = _normalised(src.text[f.span.start:f.span.end])
+    line = _normalised(src.line_text(line_no)) if src.text else ""
+    key = "\0".join((f.code, where, snippet, line, str(occurrence)))
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def _fixes(f: Finding, artifacts: _Artifacts) -> list[dict[str, Any]]:
+    if f.fix is None:
+        return []
+    return [{
+        "description": {"text": f.fix.title + ("" if f.fix.safe else
+                                               " (unsafe: changes what runs)")},
+        "artifactChanges": [{
+            "artifactLocation": artifacts.location(f.source),
+            "replacements": [{"deletedRegion": _region(f.source, e.span),
+                              "insertedContent": {"text": e.text}} for e in f.fix.edits],
+        }],
+    }]
+
+
+def _result(f: Finding, rule_index: int, artifacts: _Artifacts,
+            seen: dict[tuple[str, str, str], int]) -> dict[str, Any]:
+    physical = _physical(artifacts, f.source, f.span)
+    where = physical["artifactLocation"].get("uri") or f.source.path
+    base = fingerprint(f, where, 0)
+    n = seen.get((f.code, where, base), 0)
+    seen[(f.code, where, base)] = n + 1
     result: dict[str, Any] = {
         "ruleId": f.code,
         "ruleIndex": rule_index,
         "level": LEVELS[f.severity],
         "message": {"text": _text(f)},
-        "locations": [{"physicalLocation": _physical(artifacts, f.source, f.span)}],
+        "locations": [{"physicalLocation": physical}],
+        "partialFingerprints": {FINGERPRINT: fingerprint(f, where, n)},
     }
+    fixes = _fixes(f, artifacts)
+    if fixes:
+        result["fixes"] = fixes
     if f.related:
         result["relatedLocations"] = [
             {"id": i, "physicalLocation": _physical(artifacts, r.source, r.span),
@@ -121,16 +209,19 @@ def _result(f: Finding, rule_index: int, artifacts: _Artifacts) -> dict[str, Any
     return result
 
 
-def render(findings: list[Finding], rules: Iterable[Rule], root: str | None = None) -> str:
-    """The SARIF log for ``findings``; ``root`` (default: the working directory) is %SRCROOT%."""
-    descriptors = [_descriptor(r) for r in rules]
+def render(findings: list[Finding], rules: Iterable[Rule], root: str | None = None,
+           docs_url: str | None = None) -> str:
+    """The SARIF log for ``findings``; ``root`` (default: the git top level above the working
+    directory, else the working directory) is %SRCROOT%."""
+    descriptors = [_descriptor(r, docs_url) for r in rules]
     rule_index = {d["id"]: i for i, d in enumerate(descriptors)}
     for f in findings:
         if f.code not in rule_index:  # a code with no registry entry still gets a descriptor
             rule_index[f.code] = len(descriptors)
-            descriptors.append({"id": f.code, "helpUri": f"{INFORMATION_URI}/rules/{f.code}"})
-    artifacts = _Artifacts(root if root is not None else os.getcwd())
-    results = [_result(f, rule_index[f.code], artifacts) for f in findings]
+            descriptors.append({"id": f.code, "helpUri": help_uri(f.code, docs_url)})
+    artifacts = _Artifacts(root if root is not None else project_root())
+    seen: dict[tuple[str, str, str], int] = {}
+    results = [_result(f, rule_index[f.code], artifacts, seen) for f in findings]
     run: dict[str, Any] = {
         "tool": {"driver": {
             "name": "mgpu-lint",

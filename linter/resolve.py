@@ -174,8 +174,12 @@ def _gguf_shape(path: str) -> tuple[ModelShape, Precision] | None:
             weight_bits=h.bits_per_weight, experts=num("expert_count") or 0,
             experts_per_token=num("expert_used_count") or 0,
             source=(f"GGUF header of {os.path.basename(path)}",))
-    except ValueError:
+    except (ValueError, ArithmeticError):
         return None
+    from . import bounds
+
+    if bounds.shape_problem(shape) is not None:
+        return None  # e.g. block_count 2^40: per-layer work would not end
     return shape, knowledge.Precision(h.bits_per_weight, f"{label} (GGUF header)",
                                       "GGUF header")
 
@@ -310,6 +314,10 @@ def _count(request: GpuRequest | None, visible: VisibleDevices | None
     list that reaches past the container's GPUs leaves the count unknown (MG110 reports it)."""
     if request is None:
         return None, "", None
+    from . import bounds
+
+    if request.count is not None and not bounds.plausible_int(request.count, bounds.MAX_GPUS):
+        return None, "", None  # 10^8 GPUs in one container: per-GPU rules would not end
     if visible is None:
         return request.count, request.origin, request.span
     if visible.beyond:

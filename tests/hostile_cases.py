@@ -128,9 +128,6 @@ def alias_bomb_config(d: Path, scale: float) -> list[str]:
 def config_values_json_cannot_encode(d: Path, scale: float) -> list[str]:
     return _config_case(
         "served-model-name: 2024-01-01\n"
-        "chat-template: !!binary aGVsbG8=\n"
-        "override-generation-config: &a {x: *a}\n"
-        "limit-mm-per-prompt: {1: 2, [a]: b}\n"
         "api-key: 2001-12-14t21:59:43.10-05:00\n"
     )(d, scale)
 
@@ -282,6 +279,12 @@ CASES: dict[str, Case] = {
     "config-yaml-alias-bomb": alias_bomb_config,
     "config-yaml-json-cannot-encode": config_values_json_cannot_encode,
     "config-yaml-self-alias": config_self_alias,
+    "config-yaml-self-alias-map": _config_case("override-generation-config: &a {x: *a}\n"),
+    "config-yaml-binary": _config_case("chat-template: !!binary aGVsbG8=\n"),
+    "config-yaml-int-keys": _config_case("limit-mm-per-prompt: {1: 2}\n"),
+    "config-yaml-complex-key": _config_case("limit-mm-per-prompt: {[a]: b}\n? [x]\n: 1\n"),
+    "config-yaml-set": _config_case("served-model-name: !!set {a, b}\n"),
+    "config-yaml-python-tag": _config_case("x: !!python/object/apply:os.system ['true']\n"),
     "config-yaml-fifo": fifo_config_yaml,
     # side files: config.json beside the manifest
     "config-json-zero-heads": _local_config(_cfg(num_attention_heads=0)),
@@ -343,15 +346,15 @@ CASES: dict[str, Case] = {
                                           '{"a":' * 20_000 + "1" + "}" * 20_000),
     "hf-overrides-deep": _vllm_args("--hf-overrides", '{"a":' * 20_000 + "1" + "}" * 20_000),
     "json-suffix-huge": _vllm_args("--compilation-config", '{"max_capture_size": 99999999999T}'),
-    "ts-minus-one": _sh("llama-server -m m.gguf -ngl 99 -ts -1,1"),
-    "ts-nan": _sh("llama-server -m m.gguf -ngl 99 -ts nan,1"),
-    "ts-inf": _sh("llama-server -m m.gguf -ngl 99 -ts inf,inf"),
-    "ts-1e39": _sh("llama-server -m m.gguf -ngl 99 -ts 1e39,1e39"),
-    "ts-1e26": _sh("llama-server -m m.gguf -ngl 99 -ts 1e26,1"),
-    "ts-many": _sh("llama-server -m m.gguf -ngl 99 -ts " + ",".join(["1"] * 100_000)),
-    "ngl-huge": _sh("llama-server -m m.gguf -ngl 99999999999999999999 -c 99999999999999"),
-    "llama-parallel-huge": _sh("llama-server -m m.gguf -np 1000000000 -c 1000000000"),
-    "rpc-many": _sh("llama-server -m m.gguf --rpc " + ",".join(
+    "ts-minus-one": _sh("llama-server -m Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf -ngl 99 -ts -1,1"),
+    "ts-nan": _sh("llama-server -m Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf -ngl 99 -ts nan,1"),
+    "ts-inf": _sh("llama-server -m Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf -ngl 99 -ts inf,inf"),
+    "ts-1e39": _sh("llama-server -m Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf -ngl 99 -ts 1e39,1e39"),
+    "ts-1e26": _sh("llama-server -m Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf -ngl 99 -ts 1e26,1"),
+    "ts-many": _sh("llama-server -m Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf -ngl 99 -ts " + ",".join(["1"] * 100_000)),
+    "ngl-huge": _sh("llama-server -m Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf -ngl 99999999999999999999 -c 99999999999999"),
+    "llama-parallel-huge": _sh("llama-server -m Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf -np 1000000000 -c 1000000000"),
+    "rpc-many": _sh("llama-server -m Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf --rpc " + ",".join(
         f"10.0.{i // 250}.{i % 250}:50052" for i in range(20_000))),
     "node-gpu-zero": _vllm_args("-tp", "8", "--nnodes", "2", "--node-rank", "0", gpus="0"),
     # reporting and parsing

@@ -20,17 +20,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.hostile import broken, run_cli  # noqa: E402
 
 SCALE = 0.02
-# Cases whose fix is not in yet (each leaves this set when its fix lands)
-PENDING = {
-    "config-yaml-deep-flow", "config-yaml-alias-bomb", "config-yaml-json-cannot-encode",
-    "config-yaml-self-alias", "config-json-zero-heads", "config-json-zero-everything",
-    "config-json-1e400", "config-json-huge-int", "config-json-infinity", "config-json-deep",
-    "config-json-deep-objects", "tp-1e9", "dp-1e8-ep", "compilation-config-deep",
-    "speculative-config-deep", "hf-overrides-deep",
-}
 
 
-@pytest.mark.parametrize("name", sorted(set(CASES) - PENDING))
+@pytest.mark.parametrize("name", sorted(CASES))
 def test_hostile_case_is_bounded(tmp_path: Path, name: str) -> None:
     d = tmp_path / "case"
     d.mkdir()
@@ -104,3 +96,42 @@ def test_gguf_arrays_nested_deeply_are_refused(tmp_path: Path) -> None:
         read_header(str(p))
     p.write_bytes(gguf_model(raw_meta=gguf_nested_array(2)))
     assert read_header(str(p)).arch_value("block_count") == 4
+
+
+def _codes(tmp_path: Path, name: str) -> list[tuple[str, str]]:
+    import json
+
+    d = tmp_path / "case"
+    d.mkdir()
+    args = CASES[name](d, SCALE)
+    result = run_cli(args, d, timeout=30)
+    assert broken(result) == []
+    out = (d.parent / "case.out").read_text()
+    return [(f["code"], f["message"]) for f in json.loads(out)["findings"]]
+
+
+@pytest.mark.parametrize("name,needle", [
+    ("tp-1e9", "beyond any deployment"),
+    ("dp-1e8-ep", "beyond any deployment"),
+    ("config-yaml-alias-bomb", "alias"),
+    ("config-yaml-self-alias", "contains it"),
+    ("config-yaml-json-cannot-encode", "timestamp value"),
+    ("config-yaml-binary", "binary"),
+    ("config-yaml-int-keys", "not a string"),
+    ("config-yaml-deep-flow", "nesting deeper"),
+    ("compilation-config-deep", "nested deeper"),
+    ("ts-nan", "not a share"),
+    ("ts-minus-one", "not a share"),
+])
+def test_out_of_range_is_a_value_finding(tmp_path: Path, name: str, needle: str) -> None:
+    """The hostile value is reported as MG006 where it was written, and nothing else runs on
+    it (no layout, memory or MoE finding on a billion GPUs)."""
+    found = _codes(tmp_path, name)
+    assert any(code == "MG006" and needle in msg for code, msg in found), found
+    if not name.startswith(("config", "compilation")):  # those files also have a 4-GPU tp-1 layout
+        assert not any(code.startswith(("MG1", "MG3", "MG4", "MG5")) for code, _ in found), found
+
+
+def test_non_utf8_env_is_mg001_on_the_env(tmp_path: Path) -> None:
+    found = _codes(tmp_path, "env-not-utf8")
+    assert any(code == "MG001" and "0xff" in msg and ".env" in msg for code, msg in found)

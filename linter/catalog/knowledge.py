@@ -429,15 +429,20 @@ def lora_modules(shape: ModelShape) -> dict[str, tuple[int, int]] | None:
 # --------------------------------------------------------------------------- local config.json
 
 
+CONFIG_JSON_MAX_BYTES = 4 * 1024 * 1024
+
+
 def read_local_config(dir_path: str | Path) -> ModelShape | None:
     """A shape from the ``config.json`` in ``dir_path`` (None when absent or unusable).
 
     The parameter count is estimated from the shape (embeddings, attention, MLP or experts).
     """
+    from .. import bounds, safeio
+
     path = Path(dir_path) / "config.json"
-    try:
-        cfg = json.loads(path.read_text("utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+    try:  # regular file, size and nesting limits (linter/safeio.py)
+        cfg = safeio.loads_json(safeio.read_text(str(path), CONFIG_JSON_MAX_BYTES))
+    except safeio.SideFileError:
         return None
     if not isinstance(cfg, dict):
         return None
@@ -445,9 +450,11 @@ def read_local_config(dir_path: str | Path) -> ModelShape | None:
     if isinstance(text, dict):
         cfg = {**{k: v for k, v in cfg.items() if k != "text_config"}, **text}
     try:
-        return _shape_from_config(cfg, Path(dir_path).name or str(dir_path))
-    except (ValidationError, TypeError, ValueError, KeyError):
-        return None
+        shape = _shape_from_config(cfg, Path(dir_path).name or str(dir_path))
+    except (ValidationError, TypeError, ValueError, KeyError, ArithmeticError, RecursionError):
+        return None  # ArithmeticError: zero heads, 1e400, huge integers as floats
+    # numbers no real checkpoint has would drive loops and allocations: the model is unknown
+    return shape if bounds.shape_problem(shape) is None else None
 
 
 def _shape_from_config(cfg: dict[str, Any], name: str) -> ModelShape:

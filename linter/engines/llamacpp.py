@@ -12,6 +12,7 @@ import difflib
 import re
 from typing import Any
 
+from .. import bounds
 from ..findings import Finding, Related, Severity
 from ..fixes import join_words, replace_word, split_glued
 from ..launch import LLAMA_SERVER, Launch
@@ -477,6 +478,11 @@ def _number_list(spec: OptionSpec, raw: str) -> tuple[Any, str | None]:
         number = stof(part) if spec.type == "float_list" else stoi(part)
         if number is None:
             return None, f"'{part}' is not a number"
+        if spec.type == "float_list" and not bounds.plausible_float(number, bounds.MAX_SPLIT):
+            # llama.cpp takes it (std::stof) but its running sums of the shares are then
+            # negative, NaN or infinite (src/llama-model.cpp load_tensors): no split to check
+            return None, (f"'{part}' is not a share from 0 to {bounds.MAX_SPLIT:g}; the layer "
+                          "split it gives is meaningless and is not checked")
         values.append(number)
     return values, None
 

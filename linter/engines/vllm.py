@@ -851,21 +851,22 @@ class _Walker:
         if src.startswith("<") or src == "-" or Path(word.text).is_absolute():
             return None
         path = Path(src).parent / word.text
-        try:
-            if not path.is_file() or path.stat().st_size > CONFIG_MAX_BYTES:
-                return None
-            text = path.read_text("utf-8")
-        except (OSError, UnicodeDecodeError):
+        if not path.exists():
             return None
-        from ruamel.yaml import YAML
-        from ruamel.yaml.error import YAMLError
+        from .. import safeio
 
-        try:
-            data = YAML(typ="safe", pure=False).load(text)
-        except (YAMLError, ValueError) as exc:
+        try:  # regular files only, size limit, nesting guard and alias budget (linter/safeio.py)
+            text = safeio.read_text(str(path), CONFIG_MAX_BYTES)
+            data = safeio.loads_yaml(text)
+        except safeio.SideFileError as exc:
             self.b.report("MG006", Severity.ERROR,
-                          f"--config {word.text} is not valid YAML: {str(exc).splitlines()[0]}",
-                          word.span)
+                          f"--config {word.text} is not read: {exc.message}", word.span)
+            return None
+        why = safeio.unencodable(data)
+        if why is not None:
+            self.b.report("MG006", Severity.ERROR,
+                          f"--config {word.text} holds {why}, not an option value vLLM's "
+                          "command line can take; the file is not checked", word.span)
             return None
         if not isinstance(data, dict):
             self.b.report("MG006", Severity.ERROR,
@@ -1003,18 +1004,29 @@ def human_readable_int(raw: str) -> int:
 
 
 def parse_json(raw: str) -> Any:
-    """json.loads, after vLLM's expansion of bare numbers with k/m/g/t suffixes."""
+    """json.loads, after vLLM's expansion of bare numbers with k/m/g/t suffixes.  Nesting past
+    safeio.MAX_JSON_DEPTH is a ValueError (json.loads would recurse into a RecursionError)."""
     try:
-        return json.loads(raw)
+        return _json_loads(raw)
     except ValueError:
         expanded = _JSON_SUFFIX.sub(lambda m: str(human_readable_int(m.group(0))), raw)
-        return json.loads(expanded)
+        return _json_loads(expanded)
+
+
+def _json_loads(raw: str) -> Any:
+    """json.loads with a nesting limit (linter/safeio.py): deeper is a ValueError, not the
+    RecursionError json.loads would raise."""
+    from ..safeio import MAX_JSON_DEPTH, json_depth_exceeds
+
+    if json_depth_exceeds(raw) is not None:
+        raise ValueError(f"nested deeper than {MAX_JSON_DEPTH} levels")
+    return json.loads(raw)
 
 
 def _dotted_scalar(raw: str) -> Any:
     """Value of a dotted key: JSON, else a human-readable int, else the string."""
     try:
-        return json.loads(raw)
+        return _json_loads(raw)
     except ValueError:
         pass
     try:
@@ -1023,8 +1035,31 @@ def _dotted_scalar(raw: str) -> Any:
         return raw
 
 
+# Sizes that drive per-GPU, per-rank or per-node work in the rules: beyond linter/bounds.py's
+# plausibility the value is an MG006 finding and the rules that need it stay silent.
+_GPU_BOUNDED = frozenset({
+    "tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size",
+    "data_parallel_size_local", "data_parallel_rank", "prefill_context_parallel_size",
+    "decode_context_parallel_size", "nnodes", "node_rank"})
+_TOKEN_BOUNDED = frozenset({"max_model_len", "max_num_seqs", "max_num_batched_tokens"})
+
+
 def convert(spec: OptionSpec, raw: str) -> tuple[Any, str | None]:
-    """The typed value of one vLLM argument word, or an error message as argparse prints it."""
+    """The typed value of one vLLM argument word, or an error message as argparse prints it
+    (or, for a size no deployment has, one saying so: see linter/bounds.py)."""
+    value, error = _convert(spec, raw)
+    if error is None and isinstance(value, int) and not isinstance(value, bool):
+        from .. import bounds
+
+        upper = (bounds.MAX_GPUS if spec.key in _GPU_BOUNDED
+                 else bounds.MAX_TOKENS if spec.key in _TOKEN_BOUNDED else None)
+        if upper is not None and value > upper:
+            return None, (f"{value} is beyond any deployment (at most {upper:,} is checked); "
+                          "the rules that use it are skipped")
+    return value, error
+
+
+def _convert(spec: OptionSpec, raw: str) -> tuple[Any, str | None]:
     if spec.nullable and raw in ("", "None"):
         return None, None
     kind = spec.type
@@ -1082,7 +1117,7 @@ def _lora_module(raw: str) -> tuple[Any, str | None]:
             return None, f"'{raw}' is not name=path"
         return {"name": parts[0], "path": parts[1]}, None
     try:
-        value = json.loads(raw)
+        value = _json_loads(raw)
     except ValueError:
         return None, f"Invalid JSON format for --lora-modules: {raw}"
     if not isinstance(value, dict) or "name" not in value or "path" not in value:

@@ -3,13 +3,23 @@ half-up (2.125 → "2.13"), where Python's format rounds the binary value half-e
 
 from __future__ import annotations
 
-from decimal import ROUND_HALF_UP, Decimal
+import math
+from decimal import ROUND_HALF_UP, Context, Decimal
+
+# enough digits for any finite double (up to ~1.8e308) with its decimals: quantize fails beyond
+# the default context's 28 digits (a 1e26 share of a split did)
+_WIDE = Context(prec=400)
 
 
 def fixed(value: float, digits: int) -> str:
-    """``value`` with ``digits`` decimals, rounded like Java's ``%.Nf``."""
+    """``value`` with ``digits`` decimals, rounded like Java's ``%.Nf`` (NaN and infinities as
+    Java prints them)."""
+    value = float(value)
+    if not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
     quantum = Decimal(1).scaleb(-digits)
-    return format(Decimal(repr(float(value))).quantize(quantum, rounding=ROUND_HALF_UP), "f")
+    return format(Decimal(repr(value)).quantize(quantum, rounding=ROUND_HALF_UP, context=_WIDE),
+                  "f")
 
 
 def percent(share: float, digits: int = 1) -> str:

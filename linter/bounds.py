@@ -1,0 +1,68 @@
+"""Plausibility bounds on numbers that drive a loop or an allocation.
+
+A value outside these ranges is not a deployment anyone runs: the rules that would loop or
+allocate per GPU, rank, layer or expert on it stay silent, and the value gets its own finding
+(MG006) where it was written.  The bounds are orders of magnitude above every real model and
+cluster (the largest catalogued models have < 200 layers, < 400 experts, < 2^21 hidden width;
+the largest clusters < 2^17 GPUs), so no real value is refused.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+MAX_GPUS = 1 << 20  # any GPU count, parallel size or product of them (ranks, world size)
+MAX_LAYERS = 1 << 16
+MAX_EXPERTS = 1 << 16
+MAX_WIDTH = 1 << 24  # hidden size, FFN width, head dimension, vocabulary
+MAX_HEADS = 1 << 16
+MAX_TOKENS = 1 << 40  # context lengths, positions, batch tokens
+MAX_SPLIT = 1e30  # a -ts/--tensor-split proportion (float32 sums stay finite below ~3e38)
+MAX_PARAMS = 1e16
+
+
+def plausible_int(value: Any, upper: int, lower: int = 0) -> bool:
+    """An int (not bool) in [lower, upper]."""
+    return isinstance(value, int) and not isinstance(value, bool) and lower <= value <= upper
+
+
+def plausible_float(value: Any, upper: float, lower: float = 0.0) -> bool:
+    """A finite number in [lower, upper]."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        v = float(value)
+    except OverflowError:
+        return False
+    return math.isfinite(v) and lower <= v <= upper
+
+
+def shape_problem(shape: Any) -> str | None:
+    """Why a model shape (knowledge.ModelShape, from a config.json or a GGUF header) is not
+    plausible, else None."""
+    checks = (
+        ("layers", MAX_LAYERS, 1), ("hidden", MAX_WIDTH, 1), ("heads", MAX_HEADS, 1),
+        ("kv_heads", MAX_HEADS, 1), ("head_dim", MAX_WIDTH, 1), ("experts", MAX_EXPERTS, 0),
+        ("experts_per_token", MAX_EXPERTS, 0), ("shared_experts", MAX_EXPERTS, 0),
+        ("sliding_layers", MAX_LAYERS, 0),
+    )
+    for name, upper, lower in checks:
+        if not plausible_int(getattr(shape, name), upper, lower):
+            return f"{name} {getattr(shape, name)} outside {lower}..{upper}"
+    optional = (("intermediate", MAX_WIDTH), ("vocab", MAX_WIDTH), ("max_positions", MAX_TOKENS),
+                ("moe_layers", MAX_LAYERS), ("kv_lora_rank", MAX_WIDTH),
+                ("qk_rope_head_dim", MAX_WIDTH), ("sliding_window", MAX_TOKENS))
+    for name, upper in optional:
+        v = getattr(shape, name, None)
+        if v is not None and not plausible_int(v, upper):
+            return f"{name} {v} outside 0..{upper}"
+    if shape.experts_per_token > max(shape.experts, 0) and shape.experts:
+        return f"experts_per_token {shape.experts_per_token} > experts {shape.experts}"
+    for name in ("params", "active_params", "vision_params"):
+        v = getattr(shape, name, None)
+        if v is not None and not plausible_float(v, MAX_PARAMS):
+            return f"{name} {v} outside 0..{MAX_PARAMS:g}"
+    if not plausible_float(shape.weight_bits, 64.0):
+        return f"weight_bits {shape.weight_bits} outside 0..64"
+    return None

@@ -272,6 +272,8 @@ def long_yaml_scalar(d: Path, scale: float) -> list[str]:
     return ["deploy.yaml"]
 
 
+LLAMA = "llama-server -m Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf "
+
 CASES: dict[str, Case] = {
     # side files: --config YAML
     "config-yaml-deep-flow": deep_config_yaml,
@@ -346,15 +348,15 @@ CASES: dict[str, Case] = {
                                           '{"a":' * 20_000 + "1" + "}" * 20_000),
     "hf-overrides-deep": _vllm_args("--hf-overrides", '{"a":' * 20_000 + "1" + "}" * 20_000),
     "json-suffix-huge": _vllm_args("--compilation-config", '{"max_capture_size": 99999999999T}'),
-    "ts-minus-one": _sh("llama-server -m Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf -ngl 99 -ts -1,1"),
-    "ts-nan": _sh("llama-server -m Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf -ngl 99 -ts nan,1"),
-    "ts-inf": _sh("llama-server -m Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf -ngl 99 -ts inf,inf"),
-    "ts-1e39": _sh("llama-server -m Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf -ngl 99 -ts 1e39,1e39"),
-    "ts-1e26": _sh("llama-server -m Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf -ngl 99 -ts 1e26,1"),
-    "ts-many": _sh("llama-server -m Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf -ngl 99 -ts " + ",".join(["1"] * 100_000)),
-    "ngl-huge": _sh("llama-server -m Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf -ngl 99999999999999999999 -c 99999999999999"),
-    "llama-parallel-huge": _sh("llama-server -m Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf -np 1000000000 -c 1000000000"),
-    "rpc-many": _sh("llama-server -m Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf --rpc " + ",".join(
+    "ts-minus-one": _sh(LLAMA + "-ngl 99 -ts -1,1"),
+    "ts-nan": _sh(LLAMA + "-ngl 99 -ts nan,1"),
+    "ts-inf": _sh(LLAMA + "-ngl 99 -ts inf,inf"),
+    "ts-1e39": _sh(LLAMA + "-ngl 99 -ts 1e39,1e39"),
+    "ts-1e26": _sh(LLAMA + "-ngl 99 -ts 1e26,1"),
+    "ts-many": _sh(LLAMA + "-ngl 99 -ts " + ",".join(["1"] * 100_000)),
+    "ngl-huge": _sh(LLAMA + "-ngl 99999999999999999999 -c 99999999999999"),
+    "llama-parallel-huge": _sh(LLAMA + "-np 1000000000 -c 1000000000"),
+    "rpc-many": _sh(LLAMA + "--rpc " + ",".join(
         f"10.0.{i // 250}.{i % 250}:50052" for i in range(20_000))),
     "node-gpu-zero": _vllm_args("-tp", "8", "--nnodes", "2", "--node-rank", "0", gpus="0"),
     # reporting and parsing

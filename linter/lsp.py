@@ -6,14 +6,26 @@ configuration closest to the file applies, with its suppressions).  The kind com
 name, then a shell shebang, then the editor's language id (for unsaved buffers).  MG017 ("nothing
 checked") is left out: an editor opens files the way a directory walk finds them, not by request.
 
+Edits are debounced: a didChange is linted after DEBOUNCE seconds without another change, on one
+worker thread; a run whose document changed meanwhile is not published (the newer text's run is).
+A document whose text did not change is not linted again.  Configuration files are watched
+(`workspace/didChangeWatchedFiles`, and saves of open ones): a change re-lints every open
+document.  Code actions: each finding's fix (quick fix), "disable CODE for this line" (a
+suppression comment on its own line above), and `source.fixAll.mgpu-lint` (every safe fix).
+Hover on a finding, or on a code in a suppression comment, shows the rule's explanation.
+
 Positions: findings carry code-point offsets; LSP positions are 0-based lines and UTF-16 columns
 (or UTF-8/UTF-32 when the client asks for them in `general.positionEncodings`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
+import re
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -26,6 +38,9 @@ from .discover import kind_by_content, kind_by_name
 from .findings import Finding, Severity
 from .runner import Options, lint
 from .source import SourceFile, Span
+
+if TYPE_CHECKING:
+    from .rules.registry import Rule
 
 SOURCE = "mgpu-lint"
 SEVERITIES = {
@@ -81,6 +96,20 @@ class PositionMap:
         return types.Position(line=line - 1,
                               character=self.units(self.file.text[start:start + col - 1]))
 
+    def offset(self, pos: types.Position) -> int:
+        """The code-point offset of an LSP position (clamped to its line)."""
+        starts = self.file.line_starts()
+        if pos.line >= len(starts):
+            return len(self.file.text)
+        start = starts[pos.line]
+        end = starts[pos.line + 1] - 1 if pos.line + 1 < len(starts) else len(self.file.text)
+        units = 0
+        i = start
+        while i < end and units < pos.character:
+            units += self.units(self.file.text[i])
+            i += 1
+        return i
+
     def range(self, span: Span, shift: int = 0) -> types.Range:
         return types.Range(start=self.position(span.start + shift),
                            end=self.position(span.end + shift))
@@ -123,51 +152,243 @@ def diagnostics(uri: str, text: str, findings: Iterable[Finding], urls: dict[str
     return out
 
 
+DEBOUNCE = 0.25  # seconds of quiet after a change before it is linted
+FIX_ALL = "source.fixAll.mgpu-lint"
+# file kinds whose comment syntax is `#` (JSON has none: no "disable" action there)
+_DIRECTIVE_CODE = re.compile(r"#\s*mgpu-lint:\s*disable(?:-file)?\s*=\s*([A-Za-z0-9, ]+)")
+
+
+class _State:
+    """Per-document lint results: the text they were made from and its findings."""
+
+    def __init__(self) -> None:
+        self.linted: dict[str, tuple[str, list[Finding]]] = {}
+        self.generation: dict[str, int] = {}
+        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mgpu-lint")
+        self.runs = 0  # lints started (tests read it through workspace/executeCommand)
+
+
+def _lint_doc(state: _State, doc: TextDocument) -> list[Finding]:
+    text = doc.source
+    cached = state.linted.get(doc.uri)
+    if cached is not None and cached[0] == text:
+        return cached[1]
+    path = lint_path(doc.uri, text, doc.language_id)
+    state.runs += 1
+    found = lint_text(path, text) if path else []
+    state.linted[doc.uri] = (text, found)
+    return found
+
+
 def create_server() -> LanguageServer:
     from .rules import ALL
 
     server = LanguageServer(SOURCE, __version__)
     urls = {r.code: r.url for r in ALL}
+    rules = {r.code: r for r in ALL}
+    state = _State()
+
+    def encoding(ls: LanguageServer) -> str:
+        return ls.workspace.position_encoding or types.PositionEncodingKind.Utf16
+
+    def send(ls: LanguageServer, doc: TextDocument, text: str, findings: list[Finding],
+             version: int | None) -> None:
+        found = diagnostics(doc.uri, text, findings, urls, encoding(ls))
+        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+            uri=doc.uri, diagnostics=found, version=version))
 
     def publish(ls: LanguageServer, doc: TextDocument) -> None:
-        text = doc.source
-        path = lint_path(doc.uri, text, doc.language_id)
         try:
-            found = diagnostics(doc.uri, text, lint_text(path, text) if path else [], urls,
-                                ls.workspace.position_encoding or types.PositionEncodingKind.Utf16)
+            findings = _lint_doc(state, doc)
         except ConfigError as exc:
             start = types.Position(line=0, character=0)
-            found = [types.Diagnostic(range=types.Range(start=start, end=start),
-                                      message=f"configuration error: {exc}",
-                                      severity=types.DiagnosticSeverity.Error, source=SOURCE)]
-        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-            uri=doc.uri, diagnostics=found, version=doc.version))
+            ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+                uri=doc.uri, version=doc.version, diagnostics=[types.Diagnostic(
+                    range=types.Range(start=start, end=start),
+                    message=f"configuration error: {exc}",
+                    severity=types.DiagnosticSeverity.Error, source=SOURCE)]))
+            return
+        send(ls, doc, doc.source, findings, doc.version)
+
+    def relint_all(ls: LanguageServer) -> None:
+        find_for_directory.cache_clear()
+        state.linted.clear()
+        for doc in list(ls.workspace.text_documents.values()):
+            publish(ls, doc)
+
+    @server.feature(types.INITIALIZED)
+    def initialized(ls: LanguageServer, params: types.InitializedParams) -> None:
+        caps = ls.client_capabilities.workspace
+        watched = caps.did_change_watched_files if caps else None
+        if watched is not None and watched.dynamic_registration:
+            ls.client_register_capability(types.RegistrationParams(registrations=[
+                types.Registration(
+                    id="mgpu-lint-config", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                    register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=[
+                        types.FileSystemWatcher(glob_pattern=f"**/{name}")
+                        for name in CONFIG_NAMES]))]))
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: LanguageServer, params: types.DidOpenTextDocumentParams) -> None:
         publish(ls, ls.workspace.get_text_document(params.text_document.uri))
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-    def did_change(ls: LanguageServer, params: types.DidChangeTextDocumentParams) -> None:
-        publish(ls, ls.workspace.get_text_document(params.text_document.uri))
+    async def did_change(ls: LanguageServer, params: types.DidChangeTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        gen = state.generation.get(uri, 0) + 1
+        state.generation[uri] = gen
+        await asyncio.sleep(DEBOUNCE)
+        if state.generation.get(uri) != gen:
+            return  # a newer change arrived during the quiet period: its own run lints it
+        doc = ls.workspace.get_text_document(uri)
+        text, version = doc.source, doc.version
+        cached = state.linted.get(uri)
+        if cached is not None and cached[0] == text:
+            send(ls, doc, text, cached[1], version)
+            return
+        loop = asyncio.get_running_loop()
+        try:
+            findings = await loop.run_in_executor(state.executor, _lint_doc, state, doc)
+        except ConfigError:
+            publish(ls, doc)
+            return
+        if state.generation.get(uri) != gen:
+            return  # stale: the document changed while this ran
+        send(ls, doc, text, findings, version)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: LanguageServer, params: types.DidSaveTextDocumentParams) -> None:
         uri = params.text_document.uri
         if os.path.basename(to_fs_path(uri) or "") in CONFIG_NAMES:
             # a configuration changed: every open document may lint differently now
-            find_for_directory.cache_clear()
-            for doc in list(ls.workspace.text_documents.values()):
-                publish(ls, doc)
+            relint_all(ls)
         else:
             publish(ls, ls.workspace.get_text_document(uri))
 
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def did_change_watched(ls: LanguageServer,
+                           params: types.DidChangeWatchedFilesParams) -> None:
+        if any(os.path.basename(to_fs_path(c.uri) or c.uri) in CONFIG_NAMES
+               for c in params.changes):
+            relint_all(ls)
+
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: LanguageServer, params: types.DidCloseTextDocumentParams) -> None:
+        state.linted.pop(params.text_document.uri, None)
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
             uri=params.text_document.uri, diagnostics=[]))
 
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
+        code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL]))
+    def code_action(ls: LanguageServer,
+                    params: types.CodeActionParams) -> list[types.CodeAction]:
+        doc = ls.workspace.get_text_document(params.text_document.uri)
+        text = doc.source
+        findings = _lint_doc(state, doc)
+        positions = PositionMap(text, encoding(ls))
+        shift = 1 if text.startswith("\ufeff") else 0
+        only = params.context.only
+        out: list[types.CodeAction] = []
+
+        def edit(edits: list[tuple[Span, str]]) -> types.WorkspaceEdit:
+            return types.WorkspaceEdit(changes={doc.uri: [
+                types.TextEdit(range=positions.range(sp, shift), new_text=t) for sp, t in edits]})
+
+        if only is None or any(k.startswith(types.CodeActionKind.Source) for k in only):
+            from .fixes import apply
+
+            safe = [f.fix for f in findings if f.fix is not None and f.fix.safe]
+            _, chosen = apply(text, safe)  # type: ignore[arg-type]
+            if chosen:
+                out.append(types.CodeAction(
+                    title="mgpu-lint: fix all safe problems", kind=FIX_ALL,
+                    edit=edit([(e.span, e.text) for fx in chosen for e in fx.edits])))
+        if only is not None and not any(k.startswith(types.CodeActionKind.QuickFix)
+                                        for k in only):
+            return out
+        want = params.range
+        for f, diag in zip(findings, diagnostics(doc.uri, text, findings, urls,
+                                                 encoding(ls))):
+            r = diag.range
+            if (r.end.line, r.end.character) < (want.start.line, want.start.character) or \
+                    (r.start.line, r.start.character) > (want.end.line, want.end.character):
+                continue
+            if f.fix is not None:
+                out.append(types.CodeAction(
+                    title=f"{f.fix.title} ({f.code})" + ("" if f.fix.safe else " [unsafe]"),
+                    kind=types.CodeActionKind.QuickFix, diagnostics=[diag],
+                    is_preferred=f.fix.safe or None,
+                    edit=edit([(e.span, e.text) for e in f.fix.edits])))
+            disable = _disable_edit(f)
+            if disable is not None:
+                out.append(types.CodeAction(
+                    title=f"Disable {f.code} for this line", kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[diag], edit=edit([disable])))
+        return out
+
+    @server.command("mgpu-lint.stats")
+    def stats(ls: LanguageServer, *args: object) -> dict[str, int]:
+        """How many lints ran (what the debounce saves shows in it)."""
+        return {"runs": state.runs}
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    def hover(ls: LanguageServer, params: types.HoverParams) -> types.Hover | None:
+        doc = ls.workspace.get_text_document(params.text_document.uri)
+        text = doc.source
+        positions = PositionMap(text, encoding(ls))
+        offset = positions.offset(params.position)
+        shift = 1 if text.startswith("\ufeff") else 0
+        at = offset - shift
+        # a code in a suppression comment
+        line_start = text.rfind("\n", 0, offset) + 1
+        line_end = text.find("\n", offset)
+        line_end = len(text) if line_end == -1 else line_end
+        for m in _DIRECTIVE_CODE.finditer(text, line_start, line_end):
+            for c in re.finditer(r"[A-Za-z0-9]+", m.group(1)):
+                s0, e0 = m.start(1) + c.start(), m.start(1) + c.end()
+                if s0 <= offset <= e0:
+                    code = c.group().upper()
+                    matches = [r for k, r in sorted(rules.items()) if k.startswith(code)]
+                    if not matches:
+                        return None
+                    value = "\n\n---\n\n".join(_rule_markdown(r, urls) for r in matches[:5])
+                    return types.Hover(contents=types.MarkupContent(
+                        kind=types.MarkupKind.Markdown, value=value),
+                        range=types.Range(start=positions.position(s0),
+                                          end=positions.position(e0)))
+        found = [f for f in _lint_doc(state, doc) if f.span.start <= at <= f.span.end]
+        if not found:
+            return None
+        parts = []
+        for f in found[:3]:
+            r = rules.get(f.code)
+            head = f"**{f.code}** {f.message}"
+            parts.append(head + ("\n\n" + _rule_markdown(r, urls) if r else ""))
+        return types.Hover(contents=types.MarkupContent(
+            kind=types.MarkupKind.Markdown, value="\n\n---\n\n".join(parts)))
+
     return server
+
+
+def _rule_markdown(r: Rule, urls: dict[str, str]) -> str:
+    return (f"### {r.code} {r.name}\n\n{r.summary}\n\n{r.explanation or ''}\n\n"
+            f"[{r.code}]({urls.get(r.code, '')})")
+
+
+def _disable_edit(f: Finding) -> tuple[Span, str] | None:
+    """A `# mgpu-lint: disable=CODE` line above the finding's line, at its indentation; above
+    the first line of a backslash-continued command (a comment cannot sit inside one).  None
+    for JSON, which has no comments, and for findings at no line (file-level)."""
+    src = f.source
+    if src.path.endswith(".json") or not src.text:
+        return None
+    line, _ = src.line_col(f.span.start)
+    while line > 1 and src.line_text(line - 1).rstrip().endswith("\\"):
+        line -= 1
+    text = src.line_text(line)
+    indent = text[:len(text) - len(text.lstrip())]
+    start = src.line_starts()[line - 1]
+    return Span(start, start), f"{indent}# mgpu-lint: disable={f.code}\n"
 
 
 def serve() -> None:

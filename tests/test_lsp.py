@@ -244,3 +244,163 @@ def test_position_map_utf16() -> None:
     assert pm.range(Span(len(text), len(text))).end.line == 1
     bom = "\ufeff🙂x"
     assert PositionMap(bom).range(Span(1, 2), shift=1).start.character == 3
+
+
+# --------------------------------------------------------------------------- fixes, hover, debounce
+
+FIXABLE = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: qwen
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.30.0
+          command: ["vllm", "serve", "Qwen/Qwen3-8B", "--max-model-le", "8192", "--tensor-paralel-size", "2"]
+"""
+
+
+def _apply(text: str, edits: list[dict[str, Any]]) -> str:
+    """Apply LSP TextEdits (UTF-16 columns) to ``text``, from the end backwards."""
+    lines = text.split("\n")
+
+    def offset(pos: dict[str, int]) -> int:
+        line = lines[pos["line"]]
+        units = 0
+        col = 0
+        while col < len(line) and units < pos["character"]:
+            units += len(line[col].encode("utf-16-le")) // 2
+            col += 1
+        return sum(len(x) + 1 for x in lines[:pos["line"]]) + col
+
+    spans = sorted(((offset(e["range"]["start"]), offset(e["range"]["end"]), e["newText"])
+                    for e in edits), reverse=True)
+    for s, e, new in spans:
+        text = text[:s] + new + text[e:]
+    return text
+
+
+def _whole(text: str) -> dict[str, Any]:
+    n = text.count("\n")
+    return {"start": {"line": 0, "character": 0}, "end": {"line": n, "character": 0}}
+
+
+def test_code_actions_fix_disable_and_fix_all(client: Client, tmp_path: Path) -> None:
+    uri = (tmp_path / "deploy.yaml").as_uri()
+    diags = client.open(uri, FIXABLE, "yaml")["diagnostics"]
+    by_code = {d["code"]: d for d in diags}
+    assert {"MG004", "MG013"} <= set(by_code)
+    actions = client.request("textDocument/codeAction", {
+        "textDocument": {"uri": uri}, "range": by_code["MG013"]["range"],
+        "context": {"diagnostics": [by_code["MG013"]]}})
+    titles = [a["title"] for a in actions]
+    assert "Write --max-model-len (MG013)" in titles
+    assert "Disable MG013 for this line" in titles
+    fix = next(a for a in actions if a["title"] == "Write --max-model-len (MG013)")
+    assert fix["kind"] == "quickfix" and fix["isPreferred"] is True
+    fixed = _apply(FIXABLE, fix["edit"]["changes"][uri])
+    assert '"--max-model-len", "8192"' in fixed and fixed.count("\n") == FIXABLE.count("\n")
+    # the did-you-mean is offered, marked unsafe, never preferred
+    actions = client.request("textDocument/codeAction", {
+        "textDocument": {"uri": uri}, "range": by_code["MG004"]["range"],
+        "context": {"diagnostics": [by_code["MG004"]]}})
+    unsafe = next(a for a in actions if "--tensor-parallel-size" in a["title"])
+    assert unsafe["title"].endswith("[unsafe]") and "isPreferred" not in unsafe
+    # disabling writes a suppression comment the linter honours
+    disable = next(a for a in actions if a["title"] == "Disable MG004 for this line")
+    suppressed = _apply(FIXABLE, disable["edit"]["changes"][uri])
+    assert "          # mgpu-lint: disable=MG004\n          command:" in suppressed
+    after = client.change(uri, suppressed, 2)["diagnostics"]
+    assert "MG004" not in {d["code"] for d in after} and "MG012" not in {
+        d["code"] for d in after}
+    # fix all: every safe fix, only those
+    actions = client.request("textDocument/codeAction", {
+        "textDocument": {"uri": uri}, "range": _whole(suppressed),
+        "context": {"diagnostics": [], "only": ["source.fixAll.mgpu-lint"]}})
+    (fix_all,) = actions
+    assert fix_all["kind"] == "source.fixAll.mgpu-lint"
+    all_fixed = _apply(suppressed, fix_all["edit"]["changes"][uri])
+    assert "--max-model-len" in all_fixed and "--tensor-paralel-size" in all_fixed
+
+
+def test_hover_on_a_finding_and_on_a_suppression_code(client: Client, tmp_path: Path) -> None:
+    uri = (tmp_path / "hover.yaml").as_uri()
+    text = FIXABLE.replace("      containers:\n",
+                           "      containers:  # mgpu-lint: disable=MG702, MG703\n")
+    diags = client.open(uri, text, "yaml")["diagnostics"]
+    flag = next(d for d in diags if d["code"] == "MG013")
+    hover = client.request("textDocument/hover", {"textDocument": {"uri": uri},
+                                                  "position": flag["range"]["start"]})
+    assert hover["contents"]["kind"] == "markdown"
+    assert "**MG013**" in hover["contents"]["value"]
+    assert "abbreviated-flag" in hover["contents"]["value"]
+    line = text.splitlines()[7]
+    col = line.index("MG703") + 2
+    hover = client.request("textDocument/hover", {"textDocument": {"uri": uri},
+                                                  "position": {"line": 7, "character": col}})
+    assert "### MG703" in hover["contents"]["value"]
+    assert hover["range"]["start"] == {"line": 7, "character": line.index("MG703")}
+    nothing = client.request("textDocument/hover", {"textDocument": {"uri": uri},
+                                                    "position": {"line": 0, "character": 2}})
+    assert nothing is None
+
+
+def _big(tag: str) -> str:
+    doc = FIXABLE.replace("name: qwen", f"name: qwen-{tag}-{{i}}")
+    return "---\n".join(doc.replace("{i}", str(i)) for i in range(120))
+
+
+def test_debounce_lints_the_latest_text_once(client: Client, tmp_path: Path) -> None:
+    uri = (tmp_path / "typing.yaml").as_uri()
+    client.open(uri, FIXABLE, "yaml")
+    runs = client.request("workspace/executeCommand", {"command": "mgpu-lint.stats"})["runs"]
+    for v in range(2, 12):  # ten quick edits: "--max-model-le" typed on
+        client.notify("textDocument/didChange", {
+            "textDocument": {"uri": uri, "version": v},
+            "contentChanges": [{"text": FIXABLE.replace("8192", "8192"[: v % 4 + 1])}]})
+    final = FIXABLE.replace("--max-model-le", "--max-model-len")
+    client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 12},
+                                             "contentChanges": [{"text": final}]})
+    published = client.diagnostics(uri)
+    assert published["version"] == 12
+    assert "MG013" not in {d["code"] for d in published["diagnostics"]}
+    after = client.request("workspace/executeCommand", {"command": "mgpu-lint.stats"})["runs"]
+    assert after - runs == 1
+    # the same text again: published from the last run, not linted again
+    client.change(uri, final, 13)
+    assert client.request("workspace/executeCommand",
+                          {"command": "mgpu-lint.stats"})["runs"] == after
+
+
+def test_an_edit_during_a_running_lint_drops_the_stale_result(client: Client,
+                                                              tmp_path: Path) -> None:
+    from mgpu_lint.lsp import DEBOUNCE
+
+    uri = (tmp_path / "big.yaml").as_uri()
+    client.open(uri, FIXABLE, "yaml")
+    client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2},
+                                             "contentChanges": [{"text": _big("a")}]})
+    time.sleep(DEBOUNCE + 0.05)  # the lint of version 2 (~120 Deployments) is running
+    client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 3},
+                                             "contentChanges": [{"text": FIXABLE}]})
+    published = client.diagnostics(uri)
+    assert published["version"] == 3
+    assert len(published["diagnostics"]) < 10  # the small document's findings
+
+
+def test_config_change_on_disk_is_reapplied(client: Client, tmp_path: Path) -> None:
+    uri = (tmp_path / "conf.yaml").as_uri()
+    codes = {d["code"] for d in client.open(uri, FIXABLE, "yaml")["diagnostics"]}
+    assert "MG013" in codes
+    config = tmp_path / ".mgpu-lint.toml"
+    config.write_text('ignore = ["MG013"]\n')
+    client.notify("workspace/didChangeWatchedFiles", {"changes": [
+        {"uri": config.as_uri(), "type": 1}]})
+    assert "MG013" not in {d["code"] for d in client.diagnostics(uri)["diagnostics"]}
+    config.write_text("ignore = []\n")
+    client.notify("workspace/didChangeWatchedFiles", {"changes": [
+        {"uri": config.as_uri(), "type": 2}]})
+    assert "MG013" in {d["code"] for d in client.diagnostics(uri)["diagnostics"]}

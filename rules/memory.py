@@ -276,13 +276,71 @@ def _max_model_len(d: Deployment, shape: ModelShape) -> tuple[int | None, bool]:
     return value, True
 
 
+# Up to 0.25.1 (the sampled wheels 0.10.2, 0.15.1, 0.20.2, 0.25.1) _get_and_verify_max_len left
+# only su, longrope and llama3 unscaled, and took yarn's length as
+# original_max_position_embeddings × factor; 0.30.0 and 0.33.0 also leave yarn, deepseek_yarn,
+# deepseek_llama_scaling, mrope and default as they are (vllm/config/model.py).  0.26-0.29 are
+# not sampled.  Where the releases disagree about a rope type, the limit is unknown.
+OLD_UNSCALED_ROPE = frozenset({"su", "longrope", "llama3"})
+NEW_ROPE_RULE = "0.30.0"
+LAST_OLD_ROPE_RULE = "0.25.1"
+
+
 def _model_limit(d: Deployment, shape: ModelShape) -> int | None:
-    """vLLM's derived max model length, with --hf-overrides applied; None when unknown."""
+    """vLLM's derived max model length, with --hf-overrides (and --rope-scaling, in the
+    releases that have it) applied; None when unknown."""
+    limit = _model_limit_030(d, shape)
+    if limit is None or d.engine != VLLM:
+        return limit
+    release = version_key(d.inv.version)
+    if release >= version_key(NEW_ROPE_RULE):
+        return limit
+    kind = _rope_kind(d, shape)
+    if kind is None or kind in OLD_UNSCALED_ROPE or kind not in mem.UNSCALED_ROPE_TYPES:
+        return limit  # both rules agree (no scaling, su/longrope/llama3, or a multiplied type)
+    return None  # yarn and friends: scaled differently before 0.30 (see above)
+
+
+def _rope_kind(d: Deployment, shape: ModelShape) -> str | None:
+    """The RoPE type vLLM sees: --hf-overrides' over --rope-scaling over the model's."""
+    hf = d.inv.hf_overrides
+    if hf.known and isinstance(hf.value, dict):
+        for key in ("rope_scaling", "rope_parameters"):
+            raw = hf.value.get(key)
+            if isinstance(raw, dict):
+                kind = raw.get("rope_type") or raw.get("type")
+                return kind if isinstance(kind, str) else None
+    flag = _rope_override(d)
+    if isinstance(flag, knowledge.RopeScaling):
+        return flag.type
+    return shape.rope_scaling.type if shape.rope_scaling is not None else None
+
+
+def _rope_override(d: Deployment) -> knowledge.RopeScaling | None | bool:
+    """`--rope-scaling` (vLLM up to 0.10.2): its RoPE scaling, None when absent, False when
+    unreadable."""
+    s = d.inv.setting("rope_scaling")
+    if not s.given:
+        return None
+    if not s.known or not isinstance(s.value, dict):
+        return False
+    kind, factor = s.value.get("rope_type") or s.value.get("type"), s.value.get("factor")
+    if not isinstance(kind, str) or not isinstance(factor, (int, float)) or factor <= 0:
+        return False
+    return knowledge.RopeScaling(type=kind, factor=float(factor))
+
+
+def _model_limit_030(d: Deployment, shape: ModelShape) -> int | None:
+    """vLLM 0.30.0's derived max model length, with --hf-overrides applied; None when
+    unknown."""
     hf = d.inv.hf_overrides
     if not hf.known:
         return None
+    flag_rope = _rope_override(d)
+    if flag_rope is False:
+        return None
     if hf.value is None:
-        return mem.derived_max_model_len(shape)
+        return mem.derived_max_model_len(shape, rope_scaling=flag_rope)
     if not isinstance(hf.value, dict):
         return None
     over = hf.value
@@ -291,7 +349,7 @@ def _model_limit(d: Deployment, shape: ModelShape) -> int | None:
     positions = over.get("max_position_embeddings")
     if positions is not None and (not isinstance(positions, int) or positions <= 0):
         return None
-    rope = None
+    rope = flag_rope  # --hf-overrides' own rope_scaling replaces it
     for key in ("rope_scaling", "rope_parameters"):
         if key not in over:
             continue

@@ -304,6 +304,27 @@ TABLE: list[Behaviour] = [
               "ray", "joins the Ray cluster at RAY_ADDRESS, whose GPUs the file does not state",
               "vllm/v1/executor/ray_utils.py initialize_ray_cluster (ray.init address)", {},
               ("MG101",)),
+    # ------------------------------------------------------------ --max-model-len vs the model
+    Behaviour("rope-scaling-flag-linear",
+              "vllm serve Qwen/Qwen2.5-7B-Instruct --max-model-len 131072 "
+              "--rope-scaling '{\"rope_type\": \"linear\", \"factor\": 2}'",
+              "ValueError: User-specified max_model_len (131072) is greater than the derived "
+              "max_model_len (32768 positions x linear factor 2 = 65536)",
+              "vllm/config/__init__.py _get_and_verify_max_len (0.10.2)",
+              {"MG304": "error"}, release="0.10.2"),
+    Behaviour("rope-scaling-flag-linear-fits",
+              "vllm serve Qwen/Qwen2.5-7B-Instruct --max-model-len 65536 "
+              "--rope-scaling '{\"rope_type\": \"linear\", \"factor\": 2}'",
+              "starts: 65536 is the derived limit",
+              "vllm/config/__init__.py _get_and_verify_max_len (0.10.2)",
+              {}, ("MG304",), release="0.10.2"),
+    Behaviour("yarn-before-0.30",
+              "vllm serve Qwen/Qwen2.5-7B-Instruct --max-model-len 131072 --hf-overrides "
+              "'{\"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 4, "
+              "\"original_max_position_embeddings\": 32768}}'",
+              "starts: up to 0.25.1 yarn's limit is original_max_position_embeddings x factor",
+              "vllm/config/model.py _get_and_verify_max_len (0.15.1-0.25.1)",
+              {}, ("MG304",), release="0.25.1"),
 ]
 
 

@@ -21,7 +21,9 @@ from mgpu_lint.launch import LLAMA_SERVER, VLLM
 from mgpu_lint.sizing import llamacpp as llama_sizing
 from mgpu_lint.sizing import lora as lora_sizing
 from mgpu_lint.sizing import memory as mem
+from mgpu_lint.sizing import vllm_budget as vb
 from mgpu_lint.sizing.display import fixed, percent
+from mgpu_lint.sizing.vllm_launch import LaunchMemory, launch_memory, log_lines
 
 from .registry import Rule, rule
 
@@ -124,6 +126,7 @@ class _Budget:
     lora_known: bool
     gpu: mem.GpuBudget
     math: tuple[str, ...]
+    real: LaunchMemory | None = None  # the budget as vLLM sizes it (vllm_budget.py)
 
     def kv_sequence(self, tokens: int) -> float:
         return mem.kv_bytes_per_sequence(self.shape, tokens, self.kv_value_bytes, self.tp,
@@ -137,9 +140,14 @@ class _Budget:
             out.append(f"KV needed{label}: {gb(kv_needed)} of the {gb(g.kv)} KV budget")
             out.append(f"free: {gb(g.usable)} − {gb(g.weights)} − {gb(g.lora)} − "
                        f"{gb(kv_needed)} = {gb(g.free(kv_needed))}")
-        out.append(f"overhead allowance (activations, CUDA graphs, CUDA context, NCCL): "
-                   f"{gb(g.allowance)} ({percent(mem.OVERHEAD_SHARE, 0)} of usable); "
-                   "within it a verdict is a warning")
+        if self.real is not None:
+            out.extend(log_lines(self.real))
+            out.append(f"uncertainty of the measured terms: {gib(self.real.uncertainty)}; "
+                       "within it a verdict is a warning")
+        else:
+            out.append(f"overhead allowance (activations, CUDA graphs, CUDA context, NCCL): "
+                       f"{gb(g.allowance)} ({percent(mem.OVERHEAD_SHARE, 0)} of usable); "
+                       "within it a verdict is a warning")
         return tuple(out)
 
     def data(self, **extra: Any) -> dict[str, Any]:
@@ -149,7 +157,23 @@ class _Budget:
                 "offload_bytes": self.offload, "lora_bytes": g.lora, "kv_budget_bytes": g.kv,
                 "overhead_allowance_bytes": g.allowance, "tp": self.tp, "pp": self.pp,
                 "dp": self.dp, "kv_bytes_per_value": self.kv_value_bytes,
-                "gpu": self.spec.id, "gpu_assumed": self.assumed, **extra}
+                "gpu": self.spec.id, "gpu_assumed": self.assumed,
+                **(_real_data(self.real) if self.real is not None else {}), **extra}
+
+
+def gib(value: float) -> str:
+    return f"{value / vb.GIB:.2f} GiB"
+
+
+def _real_data(m: LaunchMemory) -> dict[str, Any]:
+    b = m.budget
+    return {"vllm": {"gpu_memory_bytes": b.gpu_memory, "requested_bytes": b.requested,
+                     "weights_bytes_per_gpu": b.weights, "activation_bytes": b.activation,
+                     "non_torch_bytes": b.non_torch, "cudagraph_bytes": b.cudagraph,
+                     "kv_cache_bytes_per_gpu": b.kv_budget,
+                     "kv_cache_tokens": b.kv_tokens if b.kv_budget > 0 else 0,
+                     "max_concurrency": round(b.max_concurrency, 2) if b.kv_budget > 0 else 0,
+                     "uncertainty_bytes": m.uncertainty}}
 
 
 def _lora_reservation(d: Deployment, shape: ModelShape, pp: int) -> tuple[float, bool, str] | None:
@@ -248,13 +272,36 @@ def _compute_vllm_budget(d: Deployment) -> _Budget | None:
     if kvmem is None:
         lines.append(f"KV budget: {gb(budget.usable)} − {gb(per_gpu)} weights − "
                      f"{gb(lora_bytes)} LoRA = {gb(budget.kv)} per GPU")
+    length, _ = _max_model_len(d, shape)
+    real = launch_memory(d, length) if length else None
     return _Budget(shape, spec, g.assumed, tp, pp, dp, dcp, model.kv_bytes, total, experts,
-                   offload, lora_bytes, lora_known, budget, tuple(lines))
+                   offload, lora_bytes, lora_known, budget, tuple(lines), real)
+
+
+def _real_verdict(b: _Budget) -> tuple[str | None, str]:
+    """(verdict, what) of MG301 from vLLM's own budget: "exceeds"/"tight" and whether the
+    weights exceed the card ("card") or leave no KV cache memory ("cache")."""
+    m = b.real
+    assert m is not None
+    r, u = m.budget, m.uncertainty
+    if r.weights > r.gpu_memory:
+        return "exceeds", "card"
+    if r.kv_from_flag:
+        # --kv-cache-memory-bytes skips the profile: weights + KV + peak must fit the card
+        need = r.weights + r.kv_budget + r.activation + r.non_torch + r.cudagraph
+        return mem.memory_verdict(need, r.gpu_memory, u), "card"
+    return mem.memory_verdict(0, r.kv_budget, u), "cache"
 
 
 def _weights_verdict(b: _Budget) -> tuple[str | None, float, float]:
-    """(verdict, need, limit) for the weights and LoRA buffers against usable memory."""
+    """(verdict, need, limit) for the weights and LoRA buffers against usable memory; with
+    vLLM's own budget, the weights against the card and the KV budget against zero."""
     g = b.gpu
+    if b.real is not None:
+        r = b.real.budget
+        verdict, _ = _real_verdict(b)
+        return verdict, float(r.weights), float(r.requested - r.activation - r.non_torch
+                                                 - r.cudagraph)
     need = g.weights + g.lora + (g.kv_memory_bytes or 0.0)
     return mem.memory_verdict(need, g.usable, g.allowance), need, g.usable
 
@@ -392,25 +439,28 @@ def _setting_related(d: Deployment, *settings: Setting) -> tuple[Related, ...]:
       "weights per GPU exceed the memory vLLM may use on each GPU")
 def weights_exceed_memory(d: Deployment) -> Iterator[Finding]:
     """
-    What it does: divides the model's weights over the GPUs of one vLLM engine
-    (weights / (tp × pp) at the resolved precision: checkpoint format, --dtype, --quantization;
-    MoE expert weights / (tp × dp × pp), as vLLM's MoE layers flatten tp × dp) and compares
-    them, with the LoRA buffers, with the memory vLLM may use on one GPU: card memory ×
-    --gpu-memory-utilization (default 0.92 in vLLM 0.30.0). --cpu-offload-gb moves that many
-    GiB per GPU to CPU memory.
+    What it does: sizes one GPU as vLLM does at start-up (linter/sizing/vllm_budget.py, from
+    vLLM 0.30.0's gpu_worker.py determine_available_memory): the card as CUDA reports it,
+    requested = ceil(card × --gpu-memory-utilization), the weights per GPU as vLLM loads them
+    (quantized linear layers with their scales, 16-bit embeddings and lm_head, split over
+    tp/pp and the experts over tp × dp), the activation peak, memory outside PyTorch and the
+    CUDA-graph estimate.  It reports weights larger than the card, and a KV budget at or below
+    zero.  --cpu-offload-gb moves that many GiB per GPU to CPU memory.
 
-    Why is this bad? (lesson, Example 1) Llama 3.1 405B in BF16 is 810.0 GB of weights: on
-    8 × H100 (80 GB, 0.92 usable = 73.6 GB) each GPU would need 101.3 GB before any KV cache,
-    and vLLM fails to load. 70B in BF16 (141.2 GB) needs at least 2 such GPUs for the weights
-    and 4 once 32 users × 8,192 tokens of KV cache are added.
+    Why is this bad? Weights larger than the card fail the load with CUDA out of memory.
+    Weights that load but leave no KV budget fail next: "No available memory for the cache
+    blocks. Try increasing `gpu_memory_utilization`" (vllm/v1/core/kv_cache_utils.py
+    _check_enough_kv_cache_memory).  For example Llama 3.1 405B in BF16 is 810.0 GB of
+    weights: 94.5 GiB per GPU on 8 × H100 (79.19 GiB each).
 
-    Within 5% of the limit (the overhead allowance for activations, CUDA graphs and the CUDA
-    context, which the arithmetic leaves out) the finding is a warning; so is any verdict that
-    rests on a GPU type no file states.
+    Within the uncertainty of the measured terms (0.5 GiB, more when the card's CUDA total is
+    not catalogued) the finding is a warning; so is any verdict that rests on a GPU type no
+    file states.  LoRA launches keep the textbook budget (card × utilization − weights −
+    adapter buffers, 5% allowance).
 
     Use instead: more tensor- or pipeline-parallel GPUs, a quantized checkpoint (FP8 halves
-    BF16), larger GPUs, or --cpu-offload-gb (slow: the offloaded weights cross PCIe at every
-    step).
+    BF16), larger GPUs, a higher --gpu-memory-utilization, --enforce-eager (no CUDA-graph
+    reserve), or --cpu-offload-gb (slow: the offloaded weights cross PCIe at every step).
     """
     b = _vllm_budget(d)
     if b is None:
@@ -421,6 +471,43 @@ def weights_exceed_memory(d: Deployment) -> Iterator[Finding]:
     g = b.gpu
     severity = _cap(Severity.ERROR if verdict == "exceeds" else Severity.WARNING, b.assumed)
     what = "weights and LoRA buffers" if g.lora else "weights"
+    if b.real is not None:
+        r = b.real.budget
+        _, kind = _real_verdict(b)
+        if kind == "card" and not r.kv_from_flag:
+            gpus = mem.gpus_needed(b.weights_total, r.gpu_memory)
+            message = (f"weights need {gib(r.weights)} per GPU (tp {b.tp} × pp {b.pp}) but the "
+                       f"card has {gib(r.gpu_memory)} ({_gpu_phrase(d, b.spec)}): the model does "
+                       "not load (CUDA out of memory while loading the weights)")
+            hint = (f"the weights alone need at least {gpus} GPUs of this type: raise tp/pp, use "
+                    "a quantized checkpoint, or larger GPUs")
+        elif kind == "card":
+            message = (f"weights ({gib(r.weights)}), --kv-cache-memory-bytes "
+                       f"({gib(r.kv_budget)}) and the activation peak "
+                       f"{'exceed' if verdict == 'exceeds' else 'nearly fill'} the "
+                       f"{gib(r.gpu_memory)} card ({_gpu_phrase(d, b.spec)})"
+                       + (": the KV cache cannot be allocated" if verdict == "exceeds" else ""))
+            hint = "lower --kv-cache-memory-bytes, raise tp/pp or use a quantized checkpoint"
+        elif verdict == "exceeds":
+            message = (f"the weights load ({gib(r.weights)} per GPU) but nothing is left for the "
+                       f"KV cache ({gib(r.kv_budget)} of {gib(r.requested)} requested on "
+                       f"{_gpu_phrase(d, b.spec)}): vLLM refuses to start with \"No available "
+                       "memory for the cache blocks\" (vllm/v1/core/kv_cache_utils.py "
+                       "_check_enough_kv_cache_memory)")
+            hint = ("raise --gpu-memory-utilization or tp/pp, use a quantized checkpoint, or "
+                    "--enforce-eager to drop the CUDA-graph reserve")
+        else:
+            message = (f"the weights ({gib(r.weights)} per GPU) leave {gib(r.kv_budget)} for "
+                       f"the KV cache of the {gib(r.requested)} vLLM requests on "
+                       f"{_gpu_phrase(d, b.spec)}: within the {gib(b.real.uncertainty)} this "
+                       "estimate can be off, vLLM may find no memory for the cache blocks")
+            hint = "raise tp/pp or use a quantized checkpoint to leave room for the KV cache"
+        related = _layout_related(d) + _gpu_related(d) + _setting_related(
+            d, d.inv.gpu_memory_utilization, d.inv.cpu_offload_gb, d.inv.kv_cache_memory_bytes)
+        yield Finding("MG301", severity, message, d.source, _model_span(d), hint=hint,
+                      math=b.lines(), related=related,
+                      data=b.data(need_bytes=need, limit_bytes=limit, verdict=verdict))
+        return
     if verdict == "exceeds":
         gpus = mem.gpus_needed(b.weights_total + g.lora * b.tp * b.pp, g.usable)
         message = (f"{what} need {gb(need)} per GPU (tp {b.tp} × pp {b.pp}) but vLLM may use "
@@ -443,24 +530,29 @@ def weights_exceed_memory(d: Deployment) -> Iterator[Finding]:
       "the KV cache cannot hold one --max-model-len sequence")
 def kv_cannot_hold_one_sequence(d: Deployment) -> Iterator[Finding]:
     """
-    What it does: computes the KV cache one sequence of --max-model-len tokens needs on one GPU
-    (KV heads / tp but at least one head, layers of the largest pipeline stage, MLA latents for
-    DeepSeek-style models, sliding-window layers capped at their window, FP8 KV with
-    --kv-cache-dtype fp8) and compares it with what is left after the weights and LoRA buffers
-    (or with --kv-cache-memory-bytes). Without --max-model-len, vLLM uses the model's derived
-    limit (max positions, with RoPE scaling).
+    What it does: repeats vLLM's own start-up check (check_enough_kv_cache_memory,
+    vllm/v1/core/kv_cache_utils.py, 0.30.0): the KV budget of the vLLM memory model (see
+    MG301) less one null block, against the blocks one --max-model-len request takes in every
+    KV cache group (full-attention layers cdiv(L, 16) blocks, sliding-window layers
+    cdiv(min(window − 1 + tokens in flight, L), 16) + 1, groups padded as vLLM pads them; MLA
+    latents and FP8 KV change the page).  Without --max-model-len, vLLM uses the model's
+    derived limit (max positions, with RoPE scaling).  Silent when MG301 reports no KV
+    budget at all (never both for one shortfall).
 
     Why is this bad? vLLM refuses to start: "To serve at least one request with the model's max
     seq len (L), (X GiB KV cache is needed, which is larger than the available KV cache memory
-    (Y GiB)" (vllm/v1/core/kv_cache_utils.py, 0.30.0). The message gives the longest length that
-    fits. For example Llama 3.1 70B in BF16 at tp 2 on 80 GB GPUs leaves 1.4 GB of KV per GPU;
-    32,000 tokens need 5.2 GB.
+    (Y GiB). Based on the available memory, the estimated maximum model length is N." The
+    finding quotes the message with vLLM's estimated maximum length.  For example Llama 3.1
+    70B in BF16 at tp 2 on H100 at 0.95 leaves 3.8 GiB of KV per GPU; 32,000 tokens need 4.9.
 
-    Use instead: a smaller --max-model-len (the finding prints the largest that fits), more
-    GPUs, FP8 KV cache (--kv-cache-dtype fp8), a higher --gpu-memory-utilization, or
-    --max-model-len auto to let vLLM fit it.
+    Use instead: a smaller --max-model-len (at most the estimated maximum), more GPUs, FP8 KV
+    cache (--kv-cache-dtype fp8), a higher --gpu-memory-utilization, or --max-model-len auto to
+    let vLLM fit it.
     """
     b = _vllm_budget(d)
+    if b is not None and b.real is not None:
+        yield from _one_request(d, b)
+        return
     if b is None or _weights_verdict(b)[1] > b.gpu.usable:
         return
     length, stated = _max_model_len(d, b.shape)
@@ -495,6 +587,53 @@ def kv_cannot_hold_one_sequence(d: Deployment) -> Iterator[Finding]:
                               verdict=verdict))
 
 
+def _one_request(d: Deployment, b: _Budget) -> Iterator[Finding]:
+    """MG302 from vLLM's own check: the KV budget less the null block against the blocks one
+    max-model-len request takes (kv_cache_utils.py check_enough_kv_cache_memory, 0.30.0)."""
+    if _weights_verdict(b)[0] is not None:
+        return  # no memory for the cache blocks at all: MG301's finding, never both
+    m = b.real
+    assert m is not None
+    r = m.budget
+    length, stated = _max_model_len(d, b.shape)
+    if length is None:
+        return
+    avail = r.kv_budget - r.groups.bytes_per_block
+    need = r.request_bytes
+    verdict = mem.memory_verdict(need, avail, m.uncertainty)
+    if verdict is None:
+        return
+    estimated = r.estimated_max_model_len()
+    setting = d.inv.max_model_len
+    source = f"{_flag(d.inv, setting)} {length:,}" if stated else \
+        f"the model's default max length {length:,} (no {_flag(d.inv, setting)})"
+    quote = (f"\"To serve at least one request with the model's max seq len ({length}), "
+             f"({gib(need)} KV cache is needed, which is larger than the available KV cache "
+             f"memory ({gib(avail)}). Based on the available memory, the estimated maximum "
+             f"model length is {estimated}.\" (vllm/v1/core/kv_cache_utils.py "
+             "_check_enough_kv_cache_memory)")
+    if verdict == "exceeds":
+        # a card whose CUDA total is not catalogued is sized at its marketed size read as GiB,
+        # an upper bound (H100 80 GB reports 79.19 GiB; 24 GB cards 23.58-23.69 GiB in vLLM
+        # logs): a refusal found with it holds on the real card
+        severity = _cap(Severity.ERROR, b.assumed)
+        message = (f"{source}: one request needs {gib(need)} of KV cache per GPU but vLLM has "
+                   f"{gib(avail)} ({_gpu_phrase(d, b.spec)}): vLLM refuses to start: {quote}")
+    else:
+        severity = Severity.WARNING
+        message = (f"{source}: one request needs {gib(need)} of KV cache per GPU, about all of "
+                   f"the {gib(avail)} vLLM has ({_gpu_phrase(d, b.spec)}); within the "
+                   f"{gib(m.uncertainty)} this estimate can be off, vLLM may refuse to start "
+                   f"(estimated maximum model length {estimated:,})")
+    span = setting.span if stated and setting.span is not None else _model_span(d)
+    yield Finding("MG302", severity, message, d.source, span,
+                  hint=f"lower {_flag(d.inv, setting)} to at most {estimated:,}, add GPUs, or "
+                       f"use {_long(d.inv, 'kv_cache_dtype')} fp8",
+                  math=b.lines(), related=_layout_related(d) + _gpu_related(d),
+                  data=b.data(kv_needed_bytes=need, kv_available_bytes=avail,
+                              max_model_len=length, max_tokens=estimated, verdict=verdict))
+
+
 @rule("MG303", "kv-below-concurrency", Severity.WARNING,
       "the KV cache holds fewer tokens than the expected concurrency")
 def kv_below_concurrency(d: Deployment) -> Iterator[Finding]:
@@ -526,20 +665,34 @@ def kv_below_concurrency(d: Deployment) -> Iterator[Finding]:
     users = min(s.users, seqs_cap) if seqs_cap is not None else s.users
     context = min(s.context, length) if length is not None else s.context
     g = b.gpu
-    if length is not None and mem.memory_verdict(b.kv_sequence(length), g.kv, g.allowance):
-        return  # MG302
     per_engine = math.ceil(users / b.dp)
-    need = per_engine * b.kv_sequence(context)
-    if need <= g.kv:
-        return
-    fits = max(0, math.floor(g.kv / b.kv_sequence(context)))
+    if b.real is not None:
+        # vLLM's real capacity: the blocks it allocates over the blocks one context-long
+        # request takes in every group (get_max_concurrency_for_kv_cache_config)
+        r = b.real.budget
+        if any(f.code == "MG302" for f in _one_request(d, b)):
+            return  # MG302
+        per_request = vb.blocks_per_request(r.groups, context, r.max_num_batched_tokens)
+        fits = r.blocks // per_request if per_request else 0
+        need = per_engine * per_request * r.groups.bytes_per_block
+        if per_engine <= fits:
+            return
+    else:
+        if length is not None and mem.memory_verdict(b.kv_sequence(length), g.kv,
+                                                     g.allowance):
+            return  # MG302
+        need = per_engine * b.kv_sequence(context)
+        if need <= g.kv:
+            return
+        fits = max(0, math.floor(g.kv / b.kv_sequence(context)))
+    left = b.real.budget.kv_budget if b.real is not None else g.kv
     assumed = not {"users", "context"} & s.stated
     where = ("assuming the default concurrency of 32 users × 8,192 tokens (set `users` and "
              "`context` in mgpu-lint.toml)" if assumed else
              f"concurrency from the configuration: {s.users} users × {s.context:,} tokens")
     dp_text = f" per engine ({users} / dp {b.dp})" if b.dp > 1 else ""
     message = (f"the KV cache holds {fits} sequences of {context:,} tokens per GPU but "
-               f"{per_engine} run at once{dp_text} ({gb(need)} needed, {gb(g.kv)} left on "
+               f"{per_engine} run at once{dp_text} ({gb(need)} needed, {gb(left)} left on "
                f"{_gpu_phrase(d, b.spec)}); {where}")
     yield Finding("MG303", Severity.WARNING, message, d.source, _model_span(d),
                   hint=f"add GPUs or replicas, use {_long(d.inv, 'kv_cache_dtype')} fp8, or "

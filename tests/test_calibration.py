@@ -130,3 +130,30 @@ def test_quantized_names_resolve_to_the_base_shape_with_their_precision() -> Non
         m = knowledge.resolve_model(name)
         assert m is not None and m.precision is not None, name
         assert m.precision.bits == bits
+
+
+def _command(row: Row) -> str:
+    dtype, _, quant = (p.strip() for p in row.dtype.partition("/"))
+    cmd = (f"vllm serve {row.model} -tp {row.tp} -pp {row.pp} --gpu-memory-utilization "
+           f"{row.utilization} --max-model-len {row.max_model_len}")
+    if dtype == "float32":
+        cmd += " --dtype float32"
+    if quant == "fp8":
+        cmd += " --quantization fp8"
+    if row.kv_dtype != "auto":
+        cmd += f" --kv-cache-dtype {row.kv_dtype}"
+    return cmd
+
+
+@pytest.mark.parametrize("row", ROWS, ids=lambda r: r.case)
+def test_no_memory_error_on_a_launch_vllm_started(row: Row,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from mgpu_lint.cli import main
+
+    main(["--format", "json", "--exit-zero", "--gpu", "H100 SXM", "--target-version",
+          "0.19.1", "--command", _command(row)])
+    found = json.loads(capsys.readouterr().out)["findings"]
+    assert not [f for f in found if f["code"] in ("MG301", "MG302") and
+                f["severity"] == "error"], _command(row)

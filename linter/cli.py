@@ -342,6 +342,7 @@ def lint_main(argv: Sequence[str], prog: str = PROG) -> int:
         print(f"{PROG}: warning: no files were linted (nothing under the given path(s) is a "
               "kind mgpu-lint reads, or every file was excluded)", file=sys.stderr)
     if args["fix"] or args["fix_only"] or args["diff"]:
+        args["_stdin_name"] = (args["stdin_filename"] or "<stdin>") if "-" in paths else None
         stop, written = _run_fixes(args, options, run)
         if stop is not None:
             return stop
@@ -371,7 +372,8 @@ def _run_fixes(args: dict[str, Any], options: Any, run: Any) -> tuple[int | None
     by_path: dict[str, list[Any]] = {}
     texts: dict[str, str] = {}
     for f in run.findings:
-        if fixable(f, unsafe) and not is_pseudo_path(f.source.path):
+        if fixable(f, unsafe) and not is_pseudo_path(f.source.path) and \
+                f.source.path != args.get("_stdin_name"):
             by_path.setdefault(f.source.path, []).append(f)
             texts[f.source.path] = f.source.text
     results = []

@@ -238,3 +238,18 @@ def test_json_fixes_applied_by_an_editor_match_fix(capsys: pytest.CaptureFixture
         out = out[:s] + new + out[e:]
     result = fix_text(path, text, lint([path], Options()).findings, _relint(path), unsafe=False)
     assert out == result.passes[1][0] if len(result.passes) > 1 else out == result.after
+
+
+def test_stdin_is_never_written(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--fix - --stdin-filename F` fixes text that is not F's: F is left alone."""
+    import io
+
+    target = tmp_path / "Dockerfile"
+    shutil.copy(FIXTURES / "fixes" / "Dockerfile", target)
+    before = target.read_bytes()
+    text = before.decode()
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
+    main(["--fix", "--exit-zero", "-", "--stdin-filename", str(target)])
+    capsys.readouterr()
+    assert target.read_bytes() == before

@@ -415,10 +415,9 @@ def _report(fmt: str, findings: list[Any], run: Any, args: dict[str, Any], out: 
 
         out.write(render_json(findings, summary, _rule_names()))
     elif fmt == "sarif":
+        from .config import config_for
         from .report.sarif import render as render_sarif
         from .rules import ALL
-
-        from .config import config_for
 
         root = args.get("project_root")
         docs_url = config_for(os.path.join(root or os.getcwd(), "x"),

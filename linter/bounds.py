@@ -66,3 +66,24 @@ def shape_problem(shape: Any) -> str | None:
     if not plausible_float(shape.weight_bits, 64.0):
         return f"weight_bits {shape.weight_bits} outside 0..64"
     return None
+
+
+HUGE_INT = 1 << 62  # what a count that overflowed to infinity is reported as
+
+
+def ceil_int(x: float) -> int:
+    """``math.ceil`` that does not raise on infinities (→ ±HUGE_INT) or NaN (→ 0)."""
+    if math.isnan(x):
+        return 0
+    if math.isinf(x):
+        return HUGE_INT if x > 0 else -HUGE_INT
+    return math.ceil(x)
+
+
+def floor_int(x: float) -> int:
+    """``math.floor`` that does not raise on infinities (→ ±HUGE_INT) or NaN (→ 0)."""
+    if math.isnan(x):
+        return 0
+    if math.isinf(x):
+        return HUGE_INT if x > 0 else -HUGE_INT
+    return math.floor(x)

@@ -135,3 +135,20 @@ def test_out_of_range_is_a_value_finding(tmp_path: Path, name: str, needle: str)
 def test_non_utf8_env_is_mg001_on_the_env(tmp_path: Path) -> None:
     found = _codes(tmp_path, "env-not-utf8")
     assert any(code == "MG001" and "0xff" in msg and ".env" in msg for code, msg in found)
+
+
+REGRESSIONS = Path(__file__).resolve().parent / "data" / "regressions"
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in REGRESSIONS.iterdir() if p.is_dir()))
+def test_regression_corpus(name: str) -> None:
+    """Every input that ever failed (hostile cases at a small size, campaign finds), linted as a
+    directory in-process: no MG000, no exception, each well within the time limit."""
+    import time
+
+    from mgpu_lint.runner import Options, lint
+
+    start = time.perf_counter()
+    result = lint([str(REGRESSIONS / name)], Options())
+    assert not [f.message for f in result.findings if f.code == "MG000"]
+    assert time.perf_counter() - start < 10

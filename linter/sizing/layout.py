@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+
+from ..bounds import ceil_int
 
 KV_RESERVE = 0.4  # share of each GPU the rule keeps for KV cache and buffers
 
@@ -67,7 +68,7 @@ class Layout:
 
 def layout_gpus_needed(weights_bytes: float, gpu_bytes: float, reserve: float = KV_RESERVE) -> int:
     """GPUs for the weights when ``reserve`` of each GPU stays free: ceil(w / ((1 − r) × card))."""
-    return math.ceil(weights_bytes / ((1 - reserve) * gpu_bytes))
+    return ceil_int(weights_bytes / ((1 - reserve) * gpu_bytes))
 
 
 def choose_layout(weights_bytes: float, gpu_bytes: float, gpus_per_node: int, nodes: int = 1,

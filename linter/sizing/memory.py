@@ -6,6 +6,8 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..bounds import ceil_int, floor_int
+
 if TYPE_CHECKING:
     from ..catalog.knowledge import ModelShape, RopeScaling
 
@@ -78,12 +80,12 @@ def usable_bytes(card_bytes: float, fraction: float) -> float:
 
 def gpus_needed(total_bytes: float, usable_bytes_per_gpu: float) -> int:
     """Whole GPUs for weights + KV: ceil(total / usable per GPU) (Ex. 1)."""
-    return math.ceil(total_bytes / usable_bytes_per_gpu)
+    return ceil_int(total_bytes / usable_bytes_per_gpu)
 
 
 def kv_token_capacity(kv_budget_bytes: float, bytes_per_token: float) -> int:
     """Tokens a KV budget holds (0 when the budget is negative)."""
-    return max(0, math.floor(kv_budget_bytes / bytes_per_token))
+    return max(0, floor_int(kv_budget_bytes / bytes_per_token))
 
 
 def derived_max_model_len(shape: ModelShape, *, max_positions: int | None = None,
@@ -185,12 +187,12 @@ def max_tokens_in(shape: ModelShape, budget: float, bytes_per_value: float = 2.0
     full = kv_bytes_per_sequence(shape, 1, bytes_per_value, tp, pp)
     window = shape.sliding_window if shape.sliding_layers else None
     if window is None:
-        return math.floor(budget / full)
+        return floor_int(budget / full)
     at_window = kv_bytes_per_sequence(shape, window, bytes_per_value, tp, pp)
     if budget <= at_window:
-        return math.floor(budget / full)
+        return floor_int(budget / full)
     growth = kv_bytes_per_sequence(shape, window + 1, bytes_per_value, tp, pp) - at_window
-    return window + math.floor((budget - at_window) / growth) if growth > 0 else window
+    return window + floor_int((budget - at_window) / growth) if growth > 0 else window
 
 
 # ----------------------------------------------------------------------------- llama.cpp devices

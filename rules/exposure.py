@@ -108,7 +108,7 @@ def rpc_server_exposed(d: Deployment) -> Iterator[Finding]:
                  This is an experimental feature and is not secure!
 
     Binding all interfaces (`0.0.0.0`, `::`) or a public address is an error. A private LAN
-    address is a warning: it is what the lesson's own multi-machine example does on purpose,
+    address is a warning: it is what a multi-machine setup on a private network does on purpose,
     but everyone on that network can use the GPU. Loopback is silent.
 
     Use instead: bind the address of a dedicated, isolated interface, or keep 127.0.0.1 and

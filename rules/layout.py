@@ -131,7 +131,7 @@ def gpu_count_mismatch(d: Deployment) -> Iterator[Finding]:
 
     Why is this bad? With fewer GPUs vLLM refuses to start ("World size (8) is larger than the
     number of available GPUs (4) in this node", vllm/config/parallel.py, vLLM 0.30.0); with
-    more, the extra GPUs sit idle and are paid for. Example (lesson, Example 13): `-tp 4 -pp 2`
+    more, the extra GPUs sit idle and are paid for. For example `-tp 4 -pp 2`
     is a world size of 8; on one node it needs 8 GPUs, and `-tp 2 -dp 4` is 4 engines of 2.
 
     With data parallelism the world-size check passes when one engine fits; local DP rank r
@@ -389,11 +389,12 @@ def tensor_parallel_across_nodes(d: Deployment) -> Iterator[Finding]:
     (default 8).
 
     Why is this bad? Tensor parallelism all-reduces activations twice per layer for every
-    token (lesson, Examples 4-5). Inside a node that rides NVLink (450 GB/s per direction on
-    H100); across nodes or pods it rides the network (25-50 GB/s even with InfiniBand), so
+    token (each GPU sends 2(n−1)/n of tokens × hidden × 2 bytes per all-reduce). Inside a
+    node that rides NVLink (450 GB/s per direction on H100); across nodes or pods it rides the
+    network (25-50 GB/s even with InfiniBand), so
     every decode step waits on the slowest link.
 
-    Use instead: tp = GPUs per node and pp = number of nodes (Example 14), e.g. `-tp 8 -pp 2`
+    Use instead: tp = GPUs per node and pp = number of nodes, e.g. `-tp 8 -pp 2`
     on two 8-GPU nodes.
     """
     lay = _usable_layout(d)
@@ -436,9 +437,11 @@ def multi_node_inconsistent(d: Deployment) -> Iterator[Finding]:
     LeaderWorkerSet whose `size` differs from `--nnodes` starts pods that never join (or waits
     for nodes that never come); a secondary node without `--master-addr` looks for the master
     on 127.0.0.1 and hangs. A secondary node without `--headless` starts an API server of its
-    own (warning).
+    own (warning). Launches whose GPUs come from a Ray cluster (no `--nnodes`) are not checked.
 
-    Launches whose GPUs come from a Ray cluster (no `--nnodes`) are not checked.
+    Use instead: `--nnodes` dividing dp × pp × tp × pcp, `--node-rank` from 0 to nnodes − 1,
+    `--master-addr` on every secondary node together with `--headless`, and a LeaderWorkerSet
+    `size` equal to `--nnodes`.
     """
     lay = _usable_layout(d)
     if lay is None or not lay.nnodes.given or _ray_backed(d):
@@ -504,10 +507,11 @@ def data_parallel_routing(d: Deployment) -> Iterator[Finding]:
     What it does: finds a dense model served by several replicas (Deployment `replicas` > 1,
     or `-dp` > 1 in one pod) behind a Kubernetes Service, with no router's labels on the pods.
 
-    Why is this bad? A Service spreads connections without looking at the work. Lesson,
-    Example 9: 12 requests of uneven length on 3 replicas take 601.3 time units on average
+    Why is this bad? A Service spreads connections without looking at the work. In a
+    simulation (linter/sizing/parallel.py) 12 requests of uneven length on 3 replicas take
+    601.3 time units on average
     (worst 2,450) with round-robin and 415.0 (worst 950) when each goes to the replica with
-    the fewest unfinished requests. Example 16: prefix caching is local to one replica, so turn
+    the fewest unfinished requests. And prefix caching is local to one replica, so turn
     2 of a conversation sent to another replica recomputes the whole prompt. (vLLM's own `-dp`
     front end balances by load, but a Service in front of several pods does not.)
 
@@ -536,7 +540,7 @@ def data_parallel_routing(d: Deployment) -> Iterator[Finding]:
         f"{what} of {_model_name(d)} behind Service `{svc.name}`: it spreads requests without "
         "seeing load or cached prefixes",
         d.source, span,
-        math=((f"Example 9 (12 uneven requests, 3 replicas): round-robin mean latency "
+        math=((f"simulated, 12 uneven requests on 3 replicas: round-robin mean latency "
               f"{fixed(rr.mean_latency, 1)}, max {rr.max_latency}; least outstanding requests "
               f"mean {fixed(lo.mean_latency, 1)}, max {lo.max_latency}"),),
         hint="route through a load- and prefix-aware router (production-stack router, "

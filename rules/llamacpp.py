@@ -125,7 +125,8 @@ def llama_layer_split(d: Deployment) -> Iterator[Finding]:
     in the default `-sm layer` mode, and shows the ranges when the proportions are uneven, a
     device with a share gets no layer, or RPC devices take the first layers.
 
-    How llama.cpp assigns layers (src/llama-model.cpp load_tensors): the
+    Why is this bad? Proportions are not layer counts. llama.cpp assigns layers as
+    src/llama-model.cpp load_tensors does: the
     `-ts` proportions become normalised running sums (3,1 → 0.75, 1.0); the output layer
     counts as layer n_layer; only the last `-ngl` units go to devices; layer il goes to the
     first device whose split point is greater than (il − first GPU unit) / GPU units, in

@@ -61,7 +61,7 @@ def gb(value: float, digits: int = 1) -> str:
 
 
 def size(value: float) -> str:
-    """MB below a gigabyte (the lesson prints adapters as 83.9 MB), GB above."""
+    """MB below a gigabyte (adapters print as 83.9 MB), GB above."""
     return f"{fixed(value / 1e6, 1)} MB" if value < 1e9 else gb(value, 2)
 
 
@@ -641,10 +641,10 @@ def kv_below_concurrency(d: Deployment) -> Iterator[Finding]:
     What it does: compares the KV cache of each engine with the expected concurrency:
     min(users, --max-num-seqs) sequences of min(context, --max-model-len) tokens, spread over
     the data-parallel engines. users and context come from the configuration (`users`,
-    `context`; defaults 32 × 8,192, the lesson's Example 1 workload); the message says when it
+    `context`; defaults 32 × 8,192); the message says when it
     rests on those defaults.
 
-    Why is this bad? (lesson, Example 1) The KV cache is what serves users at the same time.
+    Why is this bad? The KV cache is what serves users at the same time.
     70B in BF16 on 4 × H100 fits: 35.3 GB of weights and 38.3 GB of KV per GPU, 21.5 GB needed
     for 32 × 8K. On 2 × H100 the weights leave 1.4 GB: vLLM starts, but queues all but a few
     requests (preemption, long time to first token).
@@ -834,7 +834,7 @@ def lora_reservation(d: Deployment) -> Iterator[Finding]:
     (create_lora_weights, vllm/lora/layers/base_linear.py), whatever adapters are loaded. Info
     when the flags are set; a warning when the buffers take over 10% of the KV budget.
 
-    Why is this bad? (lesson, Example 15) For Llama 3.1 8B, --max-loras 4 --max-lora-rank 64
+    Why is this bad? For Llama 3.1 8B, --max-loras 4 --max-lora-rank 64
     reserves 1.34 GB per GPU that the KV cache does not get. Serving 20 variants as one base
     plus rank-16 adapters needs 17.7 GB, against 321.2 GB as merged models. Reservations under
     1% of the KV budget (vLLM's default single rank-16 slot) are not reported.
@@ -990,9 +990,10 @@ def _slots(n_parallel: int) -> int:
       "llama.cpp: weights and KV cache of a device's layers exceed its memory")
 def llama_device_memory(d: Deployment) -> Iterator[Finding]:
     """
-    What it does: places the layers as llama.cpp does (lesson Example 11: normalised running
-    sums of -ts, or equal shares of identical free GPUs; the output layer counts as layer
-    n_layer; only the last -ngl units go to GPUs) and adds, per device, its layers' weights
+    What it does: places the layers as llama.cpp does (src/llama-model.cpp load_tensors:
+    normalised running sums of -ts, or equal shares of identical free GPUs; the output layer
+    counts as layer n_layer; only the last -ngl units go to GPUs) and adds, per device, its layers'
+    weights
     (GGUF bits per weight) and KV cache (-c cells, -np slots, -ctk/-ctv types; the output layer
     on the last device). Silent while --fit is active (no -ngl/-ts and no -fit off): then
     llama.cpp chooses the split and may shorten the context at load time.
@@ -1118,7 +1119,7 @@ def partial_offload(d: Deployment) -> Iterator[Finding]:
     What it does: reports llama-server launches whose -ngl offloads fewer units than the
     model has (its layers plus the output layer), and which layers stay on the CPU.
 
-    Why is this bad? (lesson, Example 11) llama.cpp offloads from the end: with -ngl 20 on a
+    Why is this bad? llama.cpp offloads from the end: with -ngl 20 on a
     32-layer model, layers 0-12 stay on the CPU. Every generated token then reads those layers'
     weights from system memory with the CPU, at a fraction of the GPU's bandwidth, and the GPU
     waits: a small CPU share already dominates the time per token.

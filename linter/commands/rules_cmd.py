@@ -15,8 +15,14 @@ class OutputFormat(str, Enum):
 
 
 def rule_dict(r: Any) -> dict[str, Any]:
+    from ..rules.docs import rule_doc
+
+    doc = rule_doc(r)
+    example = None if doc.example is None else {
+        "path": doc.example.path, "source": doc.example.source, "report": doc.example.report}
     return {"code": r.code, "name": r.name, "severity": r.severity.value, "summary": r.summary,
-            "explanation": r.explanation, "url": r.url}
+            "explanation": r.explanation, "sections": doc.sections, "example": example,
+            "url": r.url}
 
 
 def register(app: typer.Typer) -> None:
@@ -67,5 +73,6 @@ def register(app: typer.Typer) -> None:
             docs = [rule_dict(r) for r in chosen]
             typer.echo(json.dumps(docs if all_rules else docs[0], indent=2))
             return
-        typer.echo("\n\n".join(f"{r.code} {r.name} ({r.severity.value})\n\n{r.summary}\n\n"
-                                f"{r.explanation}" for r in chosen))
+        from ..rules.docs import render_text, rule_doc
+
+        typer.echo("\n\n".join(render_text(rule_doc(r)) for r in chosen))

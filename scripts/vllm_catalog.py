@@ -18,8 +18,9 @@ The pipeline is dump -> diff -> history:
 
 Every written file says ``"generated": ... do not edit``.  ``build --check`` writes nothing and
 exits 1 when a committed file differs from what the dumps give
-(``tests/test_vllm_catalog_script.py`` runs it).  Adding a release: put its dump in ``tests/data/engines/vllm-versions/``, run
-``python scripts/vllm_catalog.py build``, read the diff of the generated files.
+(``tests/test_vllm_catalog_script.py`` runs it).  Adding a release: put its dump in
+``tests/data/engines/vllm-versions/``, run ``python scripts/vllm_catalog.py build``, read the
+diff of the generated files.
 """
 
 from __future__ import annotations

@@ -125,6 +125,9 @@ class Launch:
     # the args are read as `vllm serve` would read them, and rules that depend on the entry
     # point (a positional model, MG016) stay silent
     entry_known: bool = True
+    # the operator that builds this command line (KubeAI …): its fixed parts (the entry point)
+    # are not the user's to change, so findings about them are not reported
+    operator: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -165,7 +165,8 @@ class _Walker:
     def entry_point(self) -> None:
         """MG008 for the api_server module where it is a deprecated shim."""
         assumed = self.release_assumed
-        if not self.api_server or self.before(FIRST_DEPRECATED_API_SERVER):
+        if not self.api_server or self.before(FIRST_DEPRECATED_API_SERVER) or \
+                self.launch.operator is not None:
             return
         module = next((w for w in self.launch.prefix_args if w.text.endswith("api_server")),
                       self.launch.program)

@@ -89,6 +89,11 @@ def extract_object(doc: Doc, root: Any, found: Found, services: list, hpas: list
         group_size=size,
         ray_cluster=kind in RAY_KINDS,
     )
+    from .operators import extract_operator, is_operator_resource
+
+    if is_operator_resource(root):
+        # KubeAI Model, RayJob entrypoint: the operator builds the command (sources/operators.py)
+        extract_operator(doc, root, base, found)
     visits = [0]
     for pod_spec, template_meta, role in _pod_specs(root, None, None, visits, 0):
         template_annotations = str_map(get(template_meta, "annotations"))

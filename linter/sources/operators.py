@@ -1,0 +1,160 @@
+"""Operator resources that start an engine without a pod template the user writes.
+
+- KubeAI ``Model`` (kubeai.org/v1): the controller runs ``python3 -m
+  vllm.entrypoints.openai.api_server --model=<hf repo> --served-model-name=<name> <spec.args>``
+  with ``spec.env`` and an emptyDir (medium Memory) on /dev/shm (substratusai/kubeai
+  internal/modelcontroller/engine_vllm.go vLLMPodForModel).  ``spec.resourceProfile``
+  ``nvidia-gpu-h100:8`` names a profile of the KubeAI chart and a multiplier: the chart's GPU
+  profiles request one GPU each (charts/kubeai/values.yaml resourceProfiles), so the pod gets
+  8 GPUs of the profile's type.
+- KubeRay ``RayJob``: ``spec.entrypoint`` is a shell command run on the cluster.
+
+Each synthesised argument maps to the place it comes from (the ``url``, ``metadata.name`` and
+each ``spec.args`` item), so findings point where the user writes the value.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Any
+
+from ..launch import (
+    ENTRY_VLLM_API_SERVER,
+    VLLM,
+    Context,
+    EnvVar,
+    GpuRequest,
+    Launch,
+    Located,
+)
+from ..source import CharMap, VarRef, Word
+from .commandline import Found, Scope, gpus_from_visible_devices, search_script
+from .yamlnodes import Doc, get, get_str, is_scalar, is_seq, pairs
+
+KUBEAI_API = "kubeai.org/"
+# <vendor>-gpu-<type>:<count>; `cpu:N` is CPU cores, google-tpu-… a TPU slice (no GPU)
+_PROFILE = re.compile(r"^(nvidia|amd)-gpu-([A-Za-z0-9.\-]+?)(?::(\d+))?$")
+
+
+def is_operator_resource(root: Any) -> bool:
+    kind = get_str(root, "kind")
+    api = get_str(root, "apiVersion") or ""
+    return (kind == "Model" and api.startswith(KUBEAI_API)) or (
+        kind == "RayJob" and is_scalar(get(root, "spec", "entrypoint")))
+
+
+def extract_operator(doc: Doc, root: Any, base: Context, found: Found) -> None:
+    kind = get_str(root, "kind")
+    if kind == "Model":
+        _kubeai_model(doc, root, base, found)
+    elif kind == "RayJob":
+        node = get(root, "spec", "entrypoint")
+        word = doc.word(node)
+        # a process the Ray job runs on the cluster, not a container of its own: no probes,
+        # ports or resources of its own
+        scope = Scope(doc.source, replace(base, kind="shell"))
+        found.extend(search_script(word.text, word, scope))
+
+
+def _synthetic(text: str, value: Word | None, at: Any, doc: Doc) -> Word:
+    """``--flag=`` + value: the flag's characters map to ``at``'s node, the value's to its own
+    characters."""
+    head_span = doc.span(at)
+    starts = [head_span.start] * len(text)
+    ends = [head_span.end] * len(text)
+    unresolved: tuple[VarRef, ...] = ()
+    full = text
+    if value is not None:
+        full += value.text
+        for k in range(len(value.text)):
+            starts.append(value.cmap.start(k))
+            ends.append(value.cmap.end(k))
+        unresolved = value.unresolved
+    return Word(full, CharMap.table(starts, ends, head_span.end), False, unresolved)
+
+
+def _kubeai_model(doc: Doc, root: Any, base: Context, found: Found) -> None:
+    spec = get(root, "spec")
+    engine = get(spec, "engine")
+    if not is_scalar(engine) or engine.value.lower() != "vllm":
+        return  # OLlama, FasterWhisper, Infinity …: not an engine mgpu-lint reads
+    url = get(spec, "url")
+    if not is_scalar(url):
+        return  # the CRD requires spec.url: the API server rejects the resource
+    model: Word | None = None
+    if is_scalar(url):
+        w = doc.word(url)
+        if w.text.startswith("hf://"):
+            k = len("hf://")
+            cm = w.cmap
+            model = Word(w.text[k:], CharMap.table([cm.start(i) for i in range(k, len(w.text))],
+                                                   [cm.end(i) for i in range(k, len(w.text))],
+                                                   cm.tail))
+        else:
+            # s3://, gs://, pvc:// …: vLLM gets a local path the controller chooses
+            model = Word(w.text, w.cmap, False, (VarRef("spec.url", w.span),))
+    args: list[Word] = []
+    if model is not None:
+        args.append(_synthetic("--model=", model, url, doc))
+    name = get(root, "metadata", "name")
+    if is_scalar(name):
+        args.append(_synthetic("--served-model-name=", doc.word(name), name, doc))
+    env: dict[str, EnvVar] = {}
+    for key, key_node, value in pairs(get(spec, "env")):
+        env[key] = (EnvVar(key, value.value, doc.span(value)) if is_scalar(value)
+                    else EnvVar(key, None, doc.span(key_node)))
+    for item in (get(spec, "args").value if is_seq(get(spec, "args")) else []):
+        if is_scalar(item):
+            from .kubernetes import expand_k8s
+
+            args.append(expand_k8s(doc, item, env))
+    gpus: GpuRequest | None = None
+    labels: dict[str, Located] = {}
+    profile = get(spec, "resourceProfile")
+    if is_scalar(profile):
+        m = _PROFILE.match(profile.value.strip())
+        if m:
+            vendor, gpu_type, count = m.group(1), m.group(2), m.group(3)
+            gpus = GpuRequest(int(count) if count else 1, "KubeAI resourceProfile",
+                              doc.span(profile), vendor)
+            labels["kubeai.org/resourceProfile"] = Located(gpu_type, doc.span(profile),
+                                                           doc.source)
+    volumes: dict[str, Located] = {}
+    cache = get(spec, "cacheProfile")
+    if is_scalar(cache) and cache.value:
+        # a cache profile: the controller loads the weights into a shared volume once
+        # (internal/modelcontroller cache.go) and vLLM reads them from there
+        volumes["/"] = Located("persistentVolumeClaim", doc.span(cache), doc.source)
+    replicas = get(spec, "replicas")
+    ctx = Context(
+        kind="k8s",
+        object_kind="Model",
+        object_name=base.object_name,
+        object_span=base.object_span,
+        namespace=base.namespace,
+        annotations=base.annotations,
+        role="kubeai-model",
+        replicas=(Located(replicas.value, doc.span(replicas), doc.source)
+                  if is_scalar(replicas) else None),
+        gpus=gpus or gpus_from_visible_devices(env),
+        node_labels=labels,
+        volumes=volumes,
+        shm=Located("KubeAI pod: emptyDir medium: Memory on /dev/shm"),
+        # the controller adds startup, readiness and liveness probes on /health
+        probes=("startupProbe", "readinessProbe", "livenessProbe"),
+    )
+    found.launches.append(Launch(
+        source=doc.source,
+        engine=VLLM,
+        entry=ENTRY_VLLM_API_SERVER,
+        program=doc.word(engine),
+        args=tuple(args),
+        env=env,
+        context=ctx,
+        list_form=True,
+        operator="KubeAI",
+    ))
+
+
+__all__ = ["extract_operator", "is_operator_resource"]

@@ -1,0 +1,67 @@
+"""Operator resources read as launches (linter/sources/operators.py): KubeAI Model, RayJob."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from mgpu_lint.cli import main
+
+KUBEAI = "fixtures/operators/kubeai-model.yaml"
+
+
+def _launches(capsys: pytest.CaptureFixture[str], path: str) -> list[dict]:
+    assert main(["launches", "--format", "json", path]) == 0
+    return json.loads(capsys.readouterr().out)["launches"]
+
+
+def _lint(capsys: pytest.CaptureFixture[str], path: str) -> str:
+    main(["--no-color", "--exit-zero", path])
+    return capsys.readouterr().out
+
+
+def test_kubeai_model_is_the_controllers_command(capsys):
+    first, second, cached = _launches(capsys, KUBEAI)
+    assert first["entry"] == "api_server" and first["at"] == "9:11"  # engine: VLLM
+    argv = first["argv"]
+    # --model from spec.url (the repo's characters), --served-model-name from metadata.name
+    assert argv[0] == {"word": "--model=Qwen/Qwen2.5-32B-Instruct", "at": "8:8"}
+    assert argv[1] == {"word": "--served-model-name=qwen25-32b-h100", "at": "5:9"}
+    assert argv[3] == {"word": "--tensor-parallel-size=2", "at": "12:7"}
+    assert first["gpus"] == {"count": 2, "origin": "KubeAI resourceProfile", "vendor": "nvidia",
+                             "at": "17:20"}
+    assert first["env"] == {"VLLM_LOGGING_LEVEL": "INFO"}
+    assert second["gpus"]["count"] == 2
+    assert cached["gpus"]["count"] == 1
+
+
+def test_kubeai_findings(capsys):
+    out = _lint(capsys, KUBEAI)
+    lines = [ln for ln in out.splitlines() if ln.startswith(KUBEAI)]
+    # tp 4 on a two-GPU profile, at the 4 of --tensor-parallel-size=4
+    assert any(":27:34: MG101 [error]" in ln for ln in lines), out
+    assert sum(": MG101 " in ln for ln in lines) == 1
+    # the controller's fixed parts are not the user's: no probe, shm or entry-point findings
+    for code in ("MG702", "MG008", "MG105", "MG016", "Traceback"):
+        assert code not in out, out
+    # a cache profile holds the weights: no download at every start for that model
+    assert sum(": MG703 " in ln for ln in lines) == 2
+    assert "L4" in out  # the GPU type comes from the profile name
+
+
+def test_kubeai_non_vllm_and_malformed_are_skipped(capsys, tmp_path):
+    path = tmp_path / "m.yaml"
+    path.write_text("apiVersion: kubeai.org/v1\nkind: Model\nmetadata: {name: x}\n"
+                    "spec: {engine: VLLM, url: [odd], resourceProfile: {a: b}}\n---\n"
+                    "apiVersion: kubeai.org/v1\nkind: Model\nspec: 3\n")
+    assert _launches(capsys, str(path)) == []
+
+
+def test_rayjob_entrypoint_is_a_shell_command(capsys):
+    (la,) = _launches(capsys, "fixtures/operators/rayjob.yaml")
+    assert la["at"] == "8:5"
+    words = [w["word"] for w in la["argv"]]
+    assert words[:3] == ["Qwen/Qwen2.5-7B-Instruct", "--tensor-parallel-size", "2"]
+    assert la["argv"][2]["at"] == "9:34"  # the default of ${TP:-2}
+    out = _lint(capsys, "fixtures/operators/rayjob.yaml")
+    assert "MG702" not in out and "MG004" not in out

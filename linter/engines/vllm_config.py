@@ -1,0 +1,155 @@
+"""vLLM's ``--config FILE.yaml`` (``FlexibleArgumentParser._pull_args_from_config``,
+vllm/utils/argparse_utils.py 0.30.0): keys become flags, command-line values win.  A mixin of
+``vllm._Walker``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..findings import Severity
+from ..source import Span, Word
+from .invocation import OptionValue
+from .vllm_values import _check_choice, _yaml_text, convert
+
+if TYPE_CHECKING:
+    from ..launch import Launch
+    from .catalog import FlagCatalog
+    from .invocation import Builder
+
+# A value check that a rule makes instead of MG006 (one cause, one finding: DECISIONS.md).
+CHECKED_BY_RULE = {"max_lora_rank": "MG307"}
+CONFIG_MAX_BYTES = 1 << 20
+
+
+class ConfigMixin:
+    """The walker's --config reader (state lives on ``vllm._Walker``)."""
+
+    launch: Launch
+    b: Builder
+    catalog: FlagCatalog
+    api_server: bool
+    configs: list[tuple[Word, Span]]
+    config_data: dict[str, Any] | None
+
+    def _read_configs(self) -> None:
+        for extra, _ in self.configs[1:]:
+            self.b.report("MG006", Severity.ERROR,
+                          "only one --config file is allowed: vLLM fails on the second",
+                          extra.span)
+        word, flag_span = self.configs[0]
+        name = word.text
+        if word.unresolved:
+            return
+        if not name.endswith((".yaml", ".yml")):
+            self.b.report("MG006", Severity.ERROR,
+                          f"--config {name}: vLLM reads only .yaml/.yml config files",
+                          word.span)
+            return
+        data = self._load_yaml(word)
+        if data is None:
+            return
+        self.config_data = data
+        self._apply_config(data, word, flag_span)
+
+    def _load_yaml(self, word: Word) -> dict[str, Any] | None:
+        # Files named inside a manifest are read only relative to it (DECISIONS.md "The file set")
+        src = self.launch.source.path
+        if src.startswith("<") or src == "-" or Path(word.text).is_absolute():
+            return None
+        path = Path(src).parent / word.text
+        if not path.exists():
+            return None
+        from .. import safeio
+
+        try:  # regular files only, size limit, nesting guard and alias budget (linter/safeio.py)
+            text = safeio.read_text(str(path), CONFIG_MAX_BYTES)
+            data = safeio.loads_yaml(text)
+        except safeio.SideFileError as exc:
+            self.b.report("MG006", Severity.ERROR,
+                          f"--config {word.text} is not read: {exc.message}", word.span)
+            return None
+        why = safeio.unencodable(data)
+        if why is not None:
+            self.b.report("MG006", Severity.ERROR,
+                          f"--config {word.text} holds {why}, not an option value vLLM's "
+                          "command line can take; the file is not checked", word.span)
+            return None
+        if not isinstance(data, dict):
+            self.b.report("MG006", Severity.ERROR,
+                          f"--config {word.text} must hold a mapping of option names to values",
+                          word.span)
+            return None
+        return data
+
+    def _apply_config(self, data: dict[str, Any], word: Word, flag_span: Span) -> None:
+        """vLLM's ``_pull_args_from_config``: keys become flags, CLI values win."""
+        span = word.span
+        for key, value in data.items():
+            spelling = "--" + str(key).replace("_", "-")
+            written = f"{key}: {_yaml_text(value)}"
+            match = self.catalog.lookup(spelling)
+            if match is None or match.option.type == "help":
+                suggestion = self.catalog.suggest(spelling)
+                self.b.report(
+                    "MG004", Severity.ERROR,
+                    f"`{key}` in {word.text} is not a vLLM option (it becomes {spelling})"
+                    + (f"; did you mean `{suggestion[2:]}`?" if suggestion else ""),
+                    span,
+                )
+                continue
+            spec = match.option
+            if spec.is_bool:
+                if value is True:
+                    occ = OptionValue(key=spec.key, spelling=written, origin="config",
+                                      flag_span=span, value_span=span, value=True)
+                elif value is False and self.api_server and spec.neg:
+                    occ = OptionValue(key=spec.key, spelling=written, origin="config",
+                                      flag_span=span, value_span=span, value=False,
+                                      negative=True)
+                elif value is False:
+                    self.b.report(
+                        "MG006", Severity.WARNING,
+                        f"`{key}: false` in {word.text} is silently dropped by vllm serve "
+                        f"(it only adds {spec.neg[0] if spec.neg else spelling} when the "
+                        "top-level parser knows it); the setting keeps its default",
+                        span, hint=f"write {spec.neg[0]} on the command line"
+                        if spec.neg else f"remove `{key}` from the file",
+                    )
+                    continue
+                else:
+                    self.b.report("MG006", Severity.ERROR,
+                                  f"`{key}` in {word.text} is a boolean: write true or false",
+                                  span)
+                    continue
+                self.b.add(occ, before=True)
+                continue
+            raws = ([_yaml_text(v) for v in value] if isinstance(value, list)
+                    else [_yaml_text(value)])
+            if not isinstance(value, list) or spec.nargs == "+":
+                values: list[Any] = []
+                error: str | None = None
+                for raw in raws:
+                    item, error = convert(spec, raw)
+                    if error is None and spec.choices is not None and \
+                            spec.key not in CHECKED_BY_RULE:
+                        error = _check_choice(spec, item)
+                    if error is not None:
+                        break
+                    values.append(item)
+                if error is None:
+                    typed: Any = values if spec.nargs == "+" else values[0]
+                    if spec.repeat == "append":
+                        typed = values
+                    self.b.add(OptionValue(key=spec.key, spelling=written, origin="config",
+                                           flag_span=span, value_span=span,
+                                           raw=" ".join(raws), value=typed), before=True)
+                    continue
+            else:
+                error = f"{spelling} takes one value, the file gives a list"
+            self.b.report("MG006", Severity.ERROR,
+                          f"invalid value for `{key}` in {word.text}: {error}", span)
+            self.b.add(OptionValue(key=spec.key, spelling=written, origin="config",
+                                   flag_span=span, value_span=span, known=False), before=True)
+
+

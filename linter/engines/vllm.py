@@ -119,6 +119,10 @@ class _Walker(ModelMixin, ConfigMixin):
         self.configs: list[tuple[Word, Span]] = []
         self.greedy: tuple[str, Word] | None = None  # last nargs='+' option and its last word
         self.config_data: dict[str, Any] | None = None  # the --config file, when read
+        # a shell expansion that may give no word or several (`$ARGS` unknown, `${X:+…}`):
+        # what it holds is unknown, so it is never the model and later positionals may be
+        # the values of flags it holds
+        self.unknown_words: Word | None = None
 
     def before(self, release: str) -> bool:
         """Whether the launch's release is older than ``release``."""
@@ -168,6 +172,10 @@ class _Walker(ModelMixin, ConfigMixin):
                 continue
             if text == "--":
                 only_positionals = True
+                i += 1
+                continue
+            if word.may_split and not text.startswith("-"):
+                self.unknown_words = self.unknown_words or word
                 i += 1
                 continue
             if text.startswith("-O") and self._o_is_preprocessed():

@@ -52,6 +52,7 @@ class ModelMixin:
     positional: list[Word]
     model_broken: bool
     greedy: tuple[str, Word] | None
+    unknown_words: Word | None
     configs: list[tuple[Word, Span]]
     config_data: dict[str, Any] | None
 
@@ -63,6 +64,8 @@ class ModelMixin:
         if self.api_server:
             self.positional.append(word)
             return
+        if self.unknown_words is not None and (self.positional or self.model_broken):
+            return  # the unknown words before it may hold a flag that takes it as a value
         if self.positional or self.model_broken:
             taken = self.positional[0].text if self.positional else "serve"
             self.b.report(
@@ -84,7 +87,8 @@ class ModelMixin:
             return ModelRef(value=None, span=None, origin="positional", known=False)
         if self._serve_rejects_order():
             return ModelRef(value=None, span=None, origin="positional", known=False)
-        if not self.positional and self._serve_rejects_model(flag_model, config_model):
+        if not self.positional and self.unknown_words is None and \
+                self._serve_rejects_model(flag_model, config_model):
             occs = flag_model or config_model
             if occs:
                 occ = occs[-1]
@@ -114,6 +118,10 @@ class ModelMixin:
         if self.configs and not any(o.origin == "config" for o in self.b.before):
             # a --config file that could not be read may name the model
             return ModelRef(value=None, span=None, origin="config", known=False)
+        if self.unknown_words is not None:
+            # the model may be among the words of an unknown expansion
+            word = self.unknown_words
+            return ModelRef(value=None, span=word.span, origin="positional", known=False)
         self._no_model()
         return ModelRef(value=self._default_model(), span=None, origin="default", known=False)
 

@@ -375,8 +375,10 @@ def test_debounce_lints_the_latest_text_once(client: Client, tmp_path: Path) -> 
                           {"command": "mgpu-lint.stats"})["runs"] == after
 
 
-def test_an_edit_during_a_running_lint_drops_the_stale_result(client: Client,
-                                                              tmp_path: Path) -> None:
+def test_an_edit_during_a_running_lint_ends_with_the_latest_text(client: Client,
+                                                                 tmp_path: Path) -> None:
+    """The stale lint may finish first on a fast machine (then it is published before the
+    latest); what must hold is that the latest text's diagnostics come last."""
     from mgpu_lint.lsp import DEBOUNCE
 
     uri = (tmp_path / "big.yaml").as_uri()
@@ -387,6 +389,8 @@ def test_an_edit_during_a_running_lint_drops_the_stale_result(client: Client,
     client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 3},
                                              "contentChanges": [{"text": FIXABLE}]})
     published = client.diagnostics(uri)
+    if published["version"] == 2:  # the running lint finished before the edit arrived
+        published = client.diagnostics(uri)
     assert published["version"] == 3
     assert len(published["diagnostics"]) < 10  # the small document's findings
 

@@ -356,13 +356,35 @@ def test_help_has_one_look(capsys) -> None:
     assert "\nCommands:\n" in out and "  plan " in out
 
 
-def test_shell_completion_through_typer() -> None:
-    env = {**os.environ, "_MGPU_LINT_COMPLETE": "complete_bash", "COMP_WORDS": "mgpu-lint pl",
-           "COMP_CWORD": "1"}
+def complete(words: str) -> list[str]:
+    """What bash completion offers for the last of ``words`` (typer's protocol)."""
+    parts = words.split(" ")
+    env = {**os.environ, "_MGPU_LINT_COMPLETE": "complete_bash", "COMP_WORDS": words,
+           "COMP_CWORD": str(len(parts) - 1)}
     proc = subprocess.run([sys.executable, "-m", "mgpu_lint.cli"], env=env, capture_output=True,
                           text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split() == ["plan"]
+    return proc.stdout.split()
+
+
+def test_shell_completion_through_typer() -> None:
+    assert complete("mgpu-lint pl") == ["plan"]
+    # the lint command's options come from the same table as its parser
+    assert complete("mgpu-lint check --sel") == ["--select"]
+    assert complete("mgpu-lint check --output-format ") == ["text", "json", "sarif", "github"]
+    assert complete("mgpu-lint check --fail-on w") == ["warning"]
     proc = subprocess.run([sys.executable, "-m", "mgpu_lint.cli", "--show-completion", "bash"],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and "_MGPU_LINT_COMPLETE" in proc.stdout
+
+
+def test_typer_check_is_the_same_command(tmp_path: Path, capsys) -> None:
+    """The typer declaration of `check` (built from LINT_OPTIONS for completion) lints alike."""
+    from mgpu_lint.cli import _typer_app
+
+    (tmp_path / "a.sh").write_text(BAD_SH)
+    argv = ["--output-format", "json", "--select", "MG003", "--fail-on", "error", str(tmp_path)]
+    code = _typer_app()(["check", *argv], prog_name="mgpu-lint", standalone_mode=False)
+    typer_out = capsys.readouterr().out
+    assert (code, typer_out) == (main(["check", *argv]), capsys.readouterr().out)
+    assert code == 1 and json.loads(typer_out)["findings"][0]["code"] == "MG003"

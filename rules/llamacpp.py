@@ -18,6 +18,7 @@ from mgpu_lint.sizing.llamacpp import (
     describe_layer_split,
     device_names,
     effective_proportions,
+    f32,
     gpu_layer_range,
     layer_split,
     running_sums,
@@ -158,8 +159,8 @@ def llama_layer_split(d: Deployment) -> Iterator[Finding]:
     if not names:
         return
     shares = effective_proportions(given, len(names))
-    if not any(shares):
-        return  # all zero: llama.cpp splits by free memory (MG505)
+    if not any(f32(s) for s in shares):
+        return  # all zero (as the float32 llama.cpp stores): it splits by free memory (MG505)
     n_gpu = ngl.value if isinstance(ngl.value, int) and ngl.value >= 0 else None
     _, units = gpu_layer_range(shape.layers, n_gpu)
     if units == 0:

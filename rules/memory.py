@@ -1035,8 +1035,8 @@ def llama_device_memory(d: Deployment) -> Iterator[Finding]:
         proportions, names, equal_split = [1.0] * count, [f"GPU{i}" for i in range(count)], True
     else:
         return
-    if not any(p > 0 for p in proportions):
-        return
+    if not any(llama_sizing.f32(p) > 0 for p in proportions):
+        return  # all zero as the float32 llama.cpp stores them (-ts 1e-320)
     n_ctx = _int(inv.ctx_size)
     n_parallel = _int(inv.parallel)
     if n_ctx is None or n_parallel is None:

@@ -152,3 +152,19 @@ def test_regression_corpus(name: str) -> None:
     result = lint([str(REGRESSIONS / name)], Options())
     assert not [f.message for f in result.findings if f.code == "MG000"]
     assert time.perf_counter() - start < 10
+
+
+@pytest.mark.parametrize("command", [
+    # the long campaign's last two causes (bench/fuzz_campaign.py, seed 2): an infinite or NaN
+    # CPU offload made the vLLM budget convert infinity to an integer; shares that are all zero
+    # in float32 divided the llama.cpp split points by zero
+    "vllm serve meta-llama/Llama-3.1-8B-Instruct --cpu-offload-gb inf",
+    "vllm serve meta-llama/Llama-3.1-8B-Instruct --cpu-offload-gb nan",
+    "llama-server -hf bartowski/Meta-Llama-3.1-8B-Instruct-GGUF -ngl 99 -ts 1e-320,1e-320 "
+    "--fit off",
+])
+def test_campaign_crashes_are_findings_not_internal_errors(command: str, capsys) -> None:
+    from mgpu_lint.cli import main
+
+    main(["--exit-zero", "--output-format", "json", "--command", command])
+    assert "MG000" not in capsys.readouterr().out

@@ -30,6 +30,8 @@ def running_sums(proportions: list[float]) -> list[float]:
 def split_points(proportions: list[float]) -> list[float]:
     """Normalised running sums of the proportions (``-ts 3,1`` → 0.75, 1.0), in float32."""
     sums = running_sums(proportions)
+    if not sums or not 0 < sums[-1] < float("inf"):
+        return []  # every share is zero in float32 (-ts 1e-320): no split to normalise
     return [f32(s / sums[-1]) for s in sums]
 
 

@@ -1,4 +1,4 @@
-"""Rounding as the lesson prints: Java's printf rounds the shortest decimal form of a double
+"""Rounding as Java's printf does it: it rounds the shortest decimal form of a double
 half-up (2.125 → "2.13"), where Python's format rounds the binary value half-even ("2.12")."""
 
 from __future__ import annotations
@@ -23,5 +23,5 @@ def fixed(value: float, digits: int) -> str:
 
 
 def percent(share: float, digits: int = 1) -> str:
-    """A share as a percentage, like the lesson's ``%.1f%%``."""
+    """A share as a percentage, like printf's ``%.1f%%`` (half-up)."""
     return fixed(100.0 * share, digits) + "%"

@@ -1,4 +1,5 @@
-"""Tensor-parallel all-reduce traffic and its time on a link (lesson Examples 3-5)."""
+"""Tensor-parallel all-reduce traffic and its time on a link (ring all-reduce: 2 (tp − 1) / tp ×
+bytes per step)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from dataclasses import dataclass
 
 
 def all_reduces_per_forward(layers: int) -> int:
-    """Two all-reduces per layer and forward pass: after attention and after the MLP (Ex. 3)."""
+    """Two all-reduces per layer and forward pass: after attention and after the MLP."""
     return 2 * layers
 
 
@@ -17,7 +18,7 @@ def all_reduce_bytes(tokens: int, hidden: int, bytes_per_value: float = 2.0) -> 
 
 
 def ring_traffic_per_gpu(size_bytes: float, n: int) -> float:
-    """Bytes each of ``n`` GPUs sends in a ring all-reduce: 2(n−1)/n × size (Ex. 4)."""
+    """Bytes each of ``n`` GPUs sends in a ring all-reduce: 2(n−1)/n × size."""
     return 2.0 * (n - 1) / n * size_bytes
 
 
@@ -64,7 +65,7 @@ def simulate_ring_all_reduce(values: list[list[int]]) -> RingAllReduce:
     """Run a ring all-reduce (reduce-scatter, then all-gather) on ``n`` devices; count values
     sent.
 
-    Each device's list must split into ``n`` equal chunks (Ex. 4).
+    Each device's list must split into ``n`` equal chunks.
     """
     n, length = len(values), len(values[0])
     chunk = length // n
@@ -91,7 +92,7 @@ def simulate_ring_all_reduce(values: list[list[int]]) -> RingAllReduce:
 
 # ----------------------------------------------------------------------------- link comparison
 
-# The lesson's reference NVLink (H100 SXM): 900 GB/s total, 450 GB/s per direction (Ex. 5).
+# The lesson's reference NVLink (H100 SXM): 900 GB/s total, 450 GB/s per direction.
 REFERENCE_NVLINK_BYTES_PER_S = 450e9
 # MG201 is a warning when the PCIe all-reduce time of a decode step at batch 64 exceeds this
 # share of the per-GPU weight-read time (DECISIONS "Thresholds"; Ex. 5 compares the two).
@@ -104,7 +105,7 @@ RING_STEP_SECONDS = (1e-6, 5e-6)
 
 @dataclass(frozen=True)
 class AllReduceCost:
-    """The all-reduce traffic of one forward pass at tensor parallel ``n`` (Ex. 5's table row)."""
+    """The all-reduce traffic of one forward pass at tensor parallel ``n``."""
 
     tokens: int
     size_bytes: float  # one all-reduce: tokens × hidden × 2 bytes
@@ -122,8 +123,8 @@ def layers_per_stage(layers: int, pp: int) -> int:
 
 def all_reduce_cost(tokens: int, hidden: int, layers: int, n: int,
                     bytes_per_value: float = 2.0) -> AllReduceCost:
-    """Ex. 5: one all-reduce is tokens × hidden values; each GPU sends 2(n−1)/n of it, 2 × layers
-    times per pass (70B at tp 8, decode batch 64: 1.049 MB, 293.6 MB per GPU)."""
+    """Ring all-reduce: one all-reduce is tokens × hidden values; each GPU sends 2(n−1)/n of it,
+    2 × layers times per pass (70B at tp 8, decode batch 64: 1.049 MB, 293.6 MB per GPU)."""
     return AllReduceCost(tokens, all_reduce_bytes(tokens, hidden, bytes_per_value),
                          all_reduce_traffic_per_forward(tokens, hidden, layers, n,
                                                         bytes_per_value))

@@ -1,4 +1,4 @@
-"""Example 14's layout rule: how many GPUs a model needs and which split to use."""
+"""The layout rule: how many GPUs a model needs and which split to use."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ class Layout:
         return self.fits and self.moe and self.gpus > 1
 
     def describe(self) -> str:
-        """The lesson's wording: ``needs 3 GPU(s) -> TP=4, 2 replicas (DP)``."""
+        """Printed as ``needs 3 GPU(s) -> TP=4, 2 replicas (DP)``."""
         if not self.fits:
             return f"does not fit: {self.need} GPUs needed, {self.total} present"
         if self.gpus == 1:
@@ -73,7 +73,7 @@ def layout_gpus_needed(weights_bytes: float, gpu_bytes: float, reserve: float = 
 
 def choose_layout(weights_bytes: float, gpu_bytes: float, gpus_per_node: int, nodes: int = 1,
                   nvlink: bool = True, moe: bool = False, reserve: float = KV_RESERVE) -> Layout:
-    """Example 14: keep 40% of each GPU, round up to a power of two, prefer TP inside an NVLink
+    """Keep 40% of each GPU, round up to a power of two, prefer TP inside an NVLink
     node, PP across nodes (or over PCIe), fill the rest with replicas."""
     need = layout_gpus_needed(weights_bytes, gpu_bytes, reserve)
     return Layout(need=need, gpus=power_of_two_at_least(need), total=gpus_per_node * nodes,

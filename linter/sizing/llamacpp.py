@@ -1,4 +1,5 @@
-"""llama.cpp's layer-to-device assignment (lesson Example 11), in float32 as llama.cpp computes it.
+"""llama.cpp's layer-to-device assignment (src/llama-model.cpp load_tensors), in float32 as
+llama.cpp computes it.
 
 llama_model_base::load_tensors builds normalised running sums of the split proportions, treats the
 output layer as layer n_layer, puts only the last n_gpu_layers units on GPUs, and gives layer il to
@@ -110,7 +111,7 @@ def layer_split(n_layer: int, n_gpu_layers: int | None, proportions: list[float]
 
 
 def describe_layer_split(split: LayerSplit) -> str:
-    """Example 11's wording: ``GPU0 layers 0-16 (17), GPU1 layers 17-31 (15), output on GPU1``."""
+    """Printed as ``GPU0 layers 0-16 (17), GPU1 layers 17-31 (15), output on GPU1``."""
     parts = []
     if split.cpu_layers:
         c = split.cpu_layers

@@ -1,4 +1,4 @@
-"""LoRA adapter sizes and vLLM's GPU reservation for them (lesson Example 15)."""
+"""LoRA adapter sizes and vLLM's GPU reservation for them (rank × Σ(in + out) × layers)."""
 
 from __future__ import annotations
 

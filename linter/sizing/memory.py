@@ -1,4 +1,5 @@
-"""Memory: weights, KV cache and the GPUs they need (lesson Example 1)."""
+"""Memory: weights, KV cache and the GPUs they need (weights = params × bits / 8; KV = 2 × layers ×
+kv_heads × head_dim × bytes per token)."""
 
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ def full_attention_layers(shape: ModelShape) -> int:
 
 def kv_bytes_per_token(shape: ModelShape, bytes_per_value: float = 2.0) -> float:
     """K and V of one token over the layers that keep every token: 2 × layers × kv_heads ×
-    head_dim × bytes (Ex. 1: 128 / 320 / 504 KiB for Llama 3.1 8B / 70B / 405B in BF16); MLA
+    head_dim × bytes (e.g. 128 / 320 / 504 KiB for Llama 3.1 8B / 70B / 405B in BF16); MLA
     models cache layers × (kv_lora_rank + rope dim) values."""
     return full_attention_layers(shape) * _kv_bytes_per_layer_token(shape, bytes_per_value, 1)
 
@@ -68,18 +69,19 @@ def kv_bytes_per_sequence(shape: ModelShape, tokens: int, bytes_per_value: float
 
 def kv_bytes(shape: ModelShape, users: int, context: int, bytes_per_value: float = 2.0,
              tp: int = 1, pp: int = 1) -> float:
-    """KV cache for ``users`` sequences of ``context`` tokens (Ex. 1: 32 × 8,192), per GPU when
+    """KV cache for ``users`` sequences of ``context`` tokens (e.g. 32 × 8,192), per GPU when
     tp/pp are given, for the whole model otherwise."""
     return users * kv_bytes_per_sequence(shape, context, bytes_per_value, tp, pp)
 
 
 def usable_bytes(card_bytes: float, fraction: float) -> float:
-    """Memory one GPU gives the engine: card × fraction (lesson 0.9, vLLM default 0.92)."""
+    """Memory one GPU gives the engine: card × fraction (0.9 in the textbook sizing, vLLM's default
+    0.92)."""
     return card_bytes * fraction
 
 
 def gpus_needed(total_bytes: float, usable_bytes_per_gpu: float) -> int:
-    """Whole GPUs for weights + KV: ceil(total / usable per GPU) (Ex. 1)."""
+    """Whole GPUs for weights + KV: ceil(total / usable per GPU)."""
     return ceil_int(total_bytes / usable_bytes_per_gpu)
 
 
@@ -125,7 +127,7 @@ def expert_params(shape: ModelShape) -> float:
 def weights_bytes_per_gpu(weights: float, expert_weights: float = 0.0, tp: int = 1, pp: int = 1,
                           dp: int = 1, offload_bytes: float = 0.0) -> float:
     """One GPU's weights under vLLM: dense parts / (tp × pp); expert parts / (tp × dp × pp),
-    since MoE layers flatten tp × dp (Ex. 13); minus ``--cpu-offload-gb`` (never below 0)."""
+    since MoE layers flatten tp × dp; minus ``--cpu-offload-gb`` (never below 0)."""
     dense = (weights - expert_weights) / (tp * pp)
     experts = expert_weights / (tp * dp * pp)
     return max(0.0, dense + experts - offload_bytes)

@@ -1,4 +1,4 @@
-"""Operations: cold start and the backlog it causes (lesson Example 17)."""
+"""Operations: cold start and the backlog it causes (start + size / download rate + warm-up)."""
 
 from __future__ import annotations
 
@@ -33,6 +33,6 @@ LOCAL_NVME_BYTES_PER_S = LOAD_SOURCES[2][1]
 
 
 def example_cold_start(size_bytes: float, bytes_per_s: float) -> float:
-    """Example 17's cold start: 20 s start + size / rate + 40 s warm-up (8B BF16 from the Hub at
+    """The reference cold start: 20 s start + size / rate + 40 s warm-up (8B BF16 from the Hub at
     1 Gb/s: 188.8 s; 70B FP8: 624.8 s)."""
     return cold_start_time(size_bytes, bytes_per_s, START_SECONDS, WARMUP_SECONDS)

@@ -1,4 +1,5 @@
-"""Parallel layouts: world size, MoE grouping, pipelines, experts (lesson Examples 6-8, 13)."""
+"""Parallel layouts: world size, MoE grouping, pipelines, experts (world size = tp × pp × dp; EP =
+tp × dp)."""
 
 from __future__ import annotations
 
@@ -6,18 +7,18 @@ from dataclasses import dataclass
 
 
 def world_size(tp: int, pp: int = 1, pcp: int = 1) -> int:
-    """GPUs of one vLLM engine: tp × pp (× prefill context parallel) (Ex. 13)."""
+    """GPUs of one vLLM engine: tp × pp (× prefill context parallel)."""
     return tp * pp * pcp
 
 
 def total_gpus(tp: int, pp: int = 1, dp: int = 1, pcp: int = 1) -> int:
-    """GPUs of all data-parallel engines: world size × dp (Ex. 13)."""
+    """GPUs of all data-parallel engines: world size × dp."""
     return world_size(tp, pp, pcp) * dp
 
 
 @dataclass(frozen=True)
 class MoeGrouping:
-    """How vLLM's MoE layers use a tp × dp group of GPUs (Ex. 13)."""
+    """How vLLM's MoE layers use a tp × dp group of GPUs."""
 
     group: int  # GPUs the MoE layers treat as one group: tp × dp (× pcp)
     expert_parallel: bool  # whole experts per GPU (EP) instead of every expert sliced
@@ -47,35 +48,35 @@ def experts_per_rank(experts: int, ep_size: int) -> list[int]:
 
 
 def device_loads(expert_loads: list[int], placement: list[list[int]]) -> list[int]:
-    """Work per device: the sum of the loads of the experts placed on it (Ex. 8)."""
+    """Work per device: the sum of the loads of the experts placed on it."""
     return [sum(expert_loads[e] for e in experts) for experts in placement]
 
 
 def expert_load_imbalance(loads: list[float]) -> float:
-    """Busiest device over the mean (Ex. 8: 34 / 16 = 2.13); the busiest sets the layer time."""
+    """Busiest device over the mean (e.g. 34 / 16 = 2.13); the busiest sets the layer time."""
     return max(loads) / (sum(loads) / len(loads))
 
 
 def pipeline_busy_share(micro_batches: int, stages: int) -> float:
-    """Share of stage-slots doing work: m / (m + p − 1) (Ex. 6, 7)."""
+    """Share of stage-slots doing work: m / (m + p − 1)."""
     return micro_batches / (micro_batches + stages - 1)
 
 
 def pipeline_decode_busy_share(batches_in_flight: int, stages: int) -> float:
-    """Decoding keeps min(k, p) of p stages busy with k independent batches in flight (Ex. 7)."""
+    """Decoding keeps min(k, p) of p stages busy with k independent batches in flight."""
     return min(batches_in_flight, stages) / stages
 
 
 def pipeline_decode_tokens(batches_in_flight: int, stages: int, sequences_per_batch: int,
                            slots: int) -> int:
     """Tokens produced in ``slots`` time slots of steady decoding: every batch in flight leaves
-    the last stage once per ``stages`` slots (Ex. 7)."""
+    the last stage once per ``stages`` slots."""
     return min(batches_in_flight, stages) * sequences_per_batch * slots // stages
 
 
 @dataclass(frozen=True)
 class RoutingResult:
-    """Requests per replica and latencies under one routing policy (Ex. 9)."""
+    """Requests per replica and latencies under one routing policy."""
 
     assigned: list[list[int]]
     mean_latency: float
@@ -83,7 +84,7 @@ class RoutingResult:
 
 
 def route_requests(work: list[int], replicas: int, gap: int, policy: str) -> RoutingResult:
-    """Example 9's simulation: one arrival every ``gap`` time units, each replica serves one
+    """A request-routing simulation: one arrival every ``gap`` time units, each replica serves one
     request at a time; ``policy`` is "round-robin" (request i to replica i mod n) or
     "least-outstanding" (the replica with the fewest unfinished requests, first on ties)."""
     free_at = [0] * replicas
@@ -106,4 +107,4 @@ def route_requests(work: list[int], replicas: int, gap: int, policy: str) -> Rou
     return RoutingResult(assigned, total / len(work), worst)
 
 
-EXAMPLE_9_WORK = [900, 50, 60, 800, 40, 70, 950, 30, 55, 700, 65, 45]  # service times (Ex. 9)
+EXAMPLE_9_WORK = [900, 50, 60, 800, 40, 70, 950, 30, 55, 700, 65, 45]  # service times

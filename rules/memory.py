@@ -502,13 +502,7 @@ def weights_exceed_memory(d: Deployment) -> Iterator[Finding]:
                        f"{_gpu_phrase(d, b.spec)}: within the {gib(b.real.uncertainty)} this "
                        "estimate can be off, vLLM may find no memory for the cache blocks")
             hint = "raise tp/pp or use a quantized checkpoint to leave room for the KV cache"
-        related = _layout_related(d) + _gpu_related(d) + _setting_related(
-            d, d.inv.gpu_memory_utilization, d.inv.cpu_offload_gb, d.inv.kv_cache_memory_bytes)
-        yield Finding("MG301", severity, message, d.source, _model_span(d), hint=hint,
-                      math=b.lines(), related=related,
-                      data=b.data(need_bytes=need, limit_bytes=limit, verdict=verdict))
-        return
-    if verdict == "exceeds":
+    elif verdict == "exceeds":
         gpus = mem.gpus_needed(b.weights_total + g.lora * b.tp * b.pp, g.usable)
         message = (f"{what} need {gb(need)} per GPU (tp {b.tp} × pp {b.pp}) but vLLM may use "
                    f"{gb(limit)} of each GPU ({_gpu_phrase(d, b.spec)}): the model does not load")

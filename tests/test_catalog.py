@@ -186,10 +186,26 @@ def test_configured_models_add_and_override() -> None:
     ("NVIDIA-A100-80GB-PCIe", "a100-pcie-80gb"), ("Tesla-T4", "t4"), ("nvidia-tesla-t4", "t4"),
     ("AMD_Instinct_MI300X_OAM", "mi300x"), ("mi300x", "mi300x"), ("H100 NVL", "h100-nvl"),
     ("B200", "b200"), ("RTX 6000 Ada", "rtx-6000-ada"), ("NVIDIA-A10G", "a10g"),
+    ("RTX 3090", "rtx-3090"), ("NVIDIA-GeForce-RTX-3090", "rtx-3090"),
+    ("NVIDIA-GeForce-RTX-5090", "rtx-5090"), ("NVIDIA-A800-SXM4-80GB", "a800-sxm-80gb"),
+    ("A800", "a800-sxm-80gb"),
 ])
 def test_resolve_gpu(name: str, gpu: str) -> None:
     found = k.resolve_gpu(name)
     assert found is not None and found.id == gpu
+
+
+def test_cuda_totals() -> None:
+    # what torch.cuda.mem_get_info reports, from real logs cited in each entry's source; a card
+    # without one is sized at its marketed size read as GiB, an upper bound of every report
+    totals = {g: k.resolve_gpu(g).cuda_memory_gib for g in k.gpu_names()}
+    assert {g: v for g, v in totals.items() if v is not None} == {
+        "h100-sxm": 79.19, "rtx-3090": 23.69, "rtx-5090": 31.37, "a800-sxm-80gb": 79.33}
+    for g, v in totals.items():
+        gpu = k.resolve_gpu(g)
+        assert v is None or 0.95 * gpu.memory_gb < v < gpu.memory_gb, g  # 80 GB reads 79.2 GiB
+    assert k.resolve_gpu("RTX 3090 Ti") is None  # another card (no NVLink, 1 TB/s): not the 3090
+    assert k.resolve_gpu("A800").nvlink_gbs_per_direction == 200  # 400 GB/s both ways
 
 
 def test_unknown_and_configured_gpus() -> None:

@@ -65,3 +65,36 @@ def test_rayjob_entrypoint_is_a_shell_command(capsys):
     assert la["argv"][2]["at"] == "9:34"  # the default of ${TP:-2}
     out = _lint(capsys, "fixtures/operators/rayjob.yaml")
     assert "MG702" not in out and "MG004" not in out
+
+
+KSERVE = "fixtures/operators/kserve-llmisvc.yaml"
+
+
+def test_llmisvc_is_the_presets_command(capsys):
+    single, decode, prefill, secret, own = _launches(capsys, KSERVE)
+    assert single["entry"] == "vllm serve" and single["at"] == "14:15"  # `name: main`
+    words = [(w["word"], w["at"]) for w in single["argv"]]
+    # the model from spec.model.uri (the repo's characters), tp from spec.parallelism.tensor
+    assert words[0] == ("Qwen/Qwen2.5-32B-Instruct", "9:15")
+    assert ("4", "11:13") in words and words[3] == ("--tensor-parallel-size", "11:13")
+    # VLLM_ADDITIONAL_ARGS split as eval splits it: the single-quoted JSON is one word
+    assert ('{"temperature": 0.7}', "19:45") in words
+    assert words[-1] == ("--gpu-memory-utilization=0.9", "20:17")  # `args` are $@
+    assert single["gpus"]["count"] == 2
+    assert decode["argv"][2] == {"word": "llama", "at": "33:11"}  # spec.model.name
+    assert [w["word"] for w in decode["argv"]][3] == "--tensor-parallel-size=2"
+    # the prefill workload reads spec.prefill.parallelism.tensor, not the decode's env
+    assert [w["word"] for w in prefill["argv"]][3:] == ["--tensor-parallel-size", "2"]
+    assert secret["argv"][-1]["word"] == "$VLLM_ADDITIONAL_ARGS"
+    assert own["argv"][0]["word"] == "/mnt/models"  # the user's own command, read as written
+
+
+def test_llmisvc_findings(capsys):
+    out = _lint(capsys, KSERVE)
+    lines = [ln for ln in out.splitlines() if ln.startswith(KSERVE)]
+    # tp 4 (spec.parallelism.tensor) on two GPUs, at the 4
+    assert any(":11:13: MG101 [error]" in ln for ln in lines), out
+    assert sum(": MG101 " in ln for ln in lines) == 1
+    # the preset's probes, /dev/shm and download are not the user's to fix
+    for code in ("MG702", "MG105", "MG703", "MG004", "MG005", "Traceback"):
+        assert code not in out, out

@@ -16,6 +16,7 @@ from typing import Any
 from ..launch import Context, EnvVar, GpuRequest, HpaInfo, Located, Port, ServiceInfo
 from ..source import CharMap, Span, VarRef, Word
 from .commandline import Found, Scope, find_launches, launch_from_image, parse_size
+from .kserve import LLMISVC_KINDS, MAIN_CONTAINER, PRESET_PROBES, PRESET_SHM
 from .yamlnodes import (
     MAX_VISITS,
     Doc,
@@ -94,6 +95,13 @@ def extract_object(doc: Doc, root: Any, found: Found, services: list, hpas: list
     if is_operator_resource(root):
         # KubeAI Model, RayJob entrypoint: the operator builds the command (sources/operators.py)
         extract_operator(doc, root, base, found)
+    from .kserve import extract_llmisvc, handled_containers, is_llmisvc
+
+    skip: set[int] = set()
+    if is_llmisvc(root):
+        # KServe LLMInferenceService: the preset's command runs in `main` (sources/kserve.py)
+        extract_llmisvc(doc, root, base, found)
+        skip = handled_containers(root)
     visits = [0]
     for pod_spec, template_meta, role in _pod_specs(root, None, None, visits, 0):
         template_annotations = str_map(get(template_meta, "annotations"))
@@ -108,7 +116,7 @@ def extract_object(doc: Doc, root: Any, found: Found, services: list, hpas: list
             pod_labels=str_map(get(template_meta, "labels")) or str_map(get(meta, "labels")),
             annotations={**annotations, **template_annotations},
         )
-        _extract_pod(doc, pod_spec, ctx, found)
+        _extract_pod(doc, pod_spec, ctx, found, skip)
 
 
 def _pod_specs(node: Any, meta: Any, role: str | None, visits: list[int], depth: int):
@@ -177,7 +185,8 @@ def _volumes(doc: Doc, pod: Any) -> dict[str, tuple[str, Any]]:
     return vols
 
 
-def _extract_pod(doc: Doc, pod: Any, ctx: Context, found: Found) -> None:
+def _extract_pod(doc: Doc, pod: Any, ctx: Context, found: Found,
+                 skip: set[int] | frozenset[int] = frozenset()) -> None:
     labels = _node_labels(doc, pod)
     volumes = _volumes(doc, pod)
     hn = get(pod, "hostNetwork")
@@ -185,7 +194,7 @@ def _extract_pod(doc: Doc, pod: Any, ctx: Context, found: Found) -> None:
                     if is_scalar(hn) and hn.value == "true" else None)
     containers = items(get(pod, "containers")) + items(get(pod, "initContainers"))
     for container in containers:
-        if not is_map(container):
+        if not is_map(container) or id(container) in skip:
             continue
         _extract_container(doc, container, replace(ctx, node_labels=labels,
                                                    host_network=host_network), volumes, found)
@@ -313,6 +322,12 @@ def _extract_container(doc: Doc, container: Any, ctx: Context,
                    if get(container, k) is not None)
     image = (Located(image_node.value, doc.span(image_node), doc.source)
              if is_scalar(image_node) else None)
+    if ctx.object_kind in LLMISVC_KINDS and is_scalar(name_node) and \
+            name_node.value == MAIN_CONTAINER:
+        # a KServe preset merged under this container (sources/kserve.py) declares the probes
+        # and mounts an emptyDir (medium Memory) on /dev/shm
+        probes = PRESET_PROBES
+        shm = shm or PRESET_SHM
     ctx = replace(
         ctx,
         container_name=(Located(name_node.value, doc.span(name_node), doc.source)

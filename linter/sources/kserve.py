@@ -1,0 +1,249 @@
+"""KServe ``LLMInferenceService`` (serving.kserve.io/v1alpha1, v1alpha2): the launch the
+controller builds from the resource and its well-known ``LLMInferenceServiceConfig``.
+
+What the controller does (kserve/kserve v0.20.0, tag commit 1fb78105; unchanged on master at
+aaac4e29):
+
+- ``pkg/controller/v1alpha2/llmisvc/config_merge.go`` ``combineBaseRefsConfig``: without
+  ``spec.worker`` the workload is single-node and the preset ``kserve-config-llm-template`` is
+  merged under the resource (``kserve-config-llm-decode-template`` and
+  ``kserve-config-llm-prefill-template`` when ``spec.prefill`` is set); ``spec.baseRefs`` come
+  after the presets and the resource itself last (``MergeSpecs``, a strategic merge: containers
+  merge by name, a ``command`` the resource states replaces the preset's).
+- Those presets (``config/llmisvcconfig/config-llm-template.yaml``,
+  ``config-llm-decode-template.yaml``, ``config-llm-prefill-template.yaml``) run the container
+  ``main`` as ``/bin/bash -c '… eval "exec vllm serve /mnt/models --served-model-name NAME …
+  --port 8000 [--tensor-parallel-size {{ .Spec.Parallelism.Tensor }}] … ${VLLM_ADDITIONAL_ARGS}
+  $@"' --``: the model is downloaded to /mnt/models from ``spec.model.uri`` by the storage
+  initializer, ``spec.model.name`` defaults to ``metadata.name``
+  (``pkg/apis/serving/v1alpha2/llm_inference_service_types.go`` ``LLMModelSpec``), the
+  prefill preset reads ``spec.prefill.parallelism.tensor``.  ``eval`` parses
+  ``VLLM_ADDITIONAL_ARGS`` and the container's ``args`` (``$@``) as shell again, so quotes in
+  them group words.
+- The presets mount an emptyDir (medium Memory) on /dev/shm and declare startup, readiness and
+  liveness probes on /health.
+
+The presets changed across releases: ``VLLM_ADDITIONAL_ARGS`` reaches the single-node command from
+v0.18.0 (v0.16/v0.17 ran ``vllm serve /mnt/models`` with the container's ``args``), and
+``parallelism.tensor`` becomes ``--tensor-parallel-size`` there from v0.20.0.  Nothing in the
+resource names the KServe release (the v1alpha1 API is still served through conversion), so the
+current presets are assumed, as the newest vLLM catalog is when nothing pins vLLM.
+
+The launch is read only where the preset is the one above: a resource whose main container
+states its own ``command`` is an ordinary pod template (read by ``sources/kubernetes.py``); a
+multi-node resource (``spec.worker``) or one with ``baseRefs`` (a config that may replace the
+command) gives no launch, since its command is not known here.  Settings the preset fills in by
+itself (``--port``, access-log and shutdown flags, the KV-offloading connector) are not the
+user's and are not part of the launch.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import images
+from ..launch import ENTRY_VLLM_SERVE, VLLM, Context, EnvVar, Launch, Located
+from ..shell import split_commands
+from ..source import CharMap, VarRef, Word
+from .commandline import Found, compose_word
+from .yamlnodes import Doc, get, get_str, is_map, is_scalar, items
+
+LLMISVC_API = "serving.kserve.io/"
+LLMISVC_KINDS = ("LLMInferenceService",)
+MAIN_CONTAINER = "main"  # the preset's container name (config-llm-template.yaml)
+ADDITIONAL_ARGS = "VLLM_ADDITIONAL_ARGS"
+PRESET_PROBES = ("startupProbe", "readinessProbe", "livenessProbe")
+PRESET_SHM = Located("KServe preset: emptyDir medium: Memory on /dev/shm")
+
+
+def is_llmisvc(root: Any) -> bool:
+    return (get_str(root, "kind") in LLMISVC_KINDS
+            and (get_str(root, "apiVersion") or "").startswith(LLMISVC_API))
+
+
+def _main_container(pod: Any) -> Any:
+    for c in items(get(pod, "containers")):
+        if get_str(c, "name") == MAIN_CONTAINER:
+            return c
+    return None
+
+
+def handled_containers(root: Any) -> set[int]:
+    """The ``main`` containers whose launch this module builds (the generic pod reading skips
+    them: their image's own entrypoint is not what runs)."""
+    out: set[int] = set()
+    if not _single_node_preset(root):
+        return out
+    spec = get(root, "spec")
+    for workload in (spec, get(spec, "prefill")):
+        c = _main_container(get(workload, "template"))
+        if c is not None and get(c, "command") is None:
+            out.add(id(c))
+    return out
+
+
+def _single_node_preset(root: Any) -> bool:
+    spec = get(root, "spec")
+    if not is_map(spec) or get(spec, "baseRefs") is not None:
+        return False
+    prefill = get(spec, "prefill")
+    return get(spec, "worker") is None and (prefill is None or (
+        is_map(prefill) and get(prefill, "worker") is None))
+
+
+def _shell_words(word: Word, env: dict[str, EnvVar]) -> list[Word]:
+    """``word`` as ``eval`` reads it: shell words, positions mapped through ``word``."""
+    def resolve(name: str) -> str | None:
+        var = env.get(name)
+        return var.value if var is not None else None
+
+    out: list[Word] = []
+    for cmd in split_commands(word.text, resolve):
+        if cmd.problems:
+            return [_unknown(word, word.text)]  # broken quoting: what eval gets is unknown
+        out.extend(compose_word(w, word) for _, w in cmd.assignments)
+        out.extend(compose_word(w, word) for w in cmd.words)
+    return out
+
+
+def _unknown(at: Word, name: str) -> Word:
+    """A marker for words whose values are unknown (none, one or several)."""
+    return Word(f"${name}", at.cmap if len(at.text) == len(name) + 1 else
+                CharMap.table([at.span.start] * (len(name) + 1),
+                              [at.span.end] * (len(name) + 1), at.span.end),
+                False, (VarRef(name, at.span, split=True),))
+
+
+def _value_word(text: str, node: Any, doc: Doc) -> Word:
+    """A synthesised word whose every character points at ``node``."""
+    span = doc.span(node)
+    return Word(text, CharMap.table([span.start] * len(text), [span.end] * len(text), span.end))
+
+
+def _model_word(doc: Doc, uri: Any) -> Word:
+    w = doc.word(uri)
+    if w.text.startswith("hf://"):
+        # the storage initializer downloads the repo to /mnt/models: the weights and
+        # config.json are that repo's
+        k = len("hf://")
+        cm = w.cmap
+        return Word(w.text[k:], CharMap.table([cm.start(i) for i in range(k, len(w.text))],
+                                              [cm.end(i) for i in range(k, len(w.text))],
+                                              cm.tail))
+    # s3://, gs://, pvc://, oci:// …: vLLM reads /mnt/models, whose model is not known here
+    return Word(w.text, w.cmap, False, (VarRef("spec.model.uri", w.span),))
+
+
+def extract_llmisvc(doc: Doc, root: Any, base: Context, found: Found) -> None:
+    from .kubernetes import _env, _gpus, _node_labels, expand_k8s
+
+    if not _single_node_preset(root):
+        return
+    spec = get(root, "spec")
+    uri = get(spec, "model", "uri")
+    name = get(spec, "model", "name")
+    if not is_scalar(name):
+        name = get(root, "metadata", "name")
+    prefill = get(spec, "prefill")
+    workloads = [(spec, "decode" if prefill is not None else None)]
+    if prefill is not None:
+        workloads.append((prefill, "prefill"))
+    for workload, role in workloads:
+        pod = get(workload, "template")
+        container = _main_container(pod)
+        if container is not None and get(container, "command") is not None:
+            continue  # the user's own command: read as a pod template
+        env = _env(doc, container) if container is not None else {}
+        args: list[Word] = []
+        if is_scalar(uri):
+            args.append(_model_word(doc, uri))
+        else:
+            # the CRD requires spec.model.uri; without it the model is unknown
+            at = get(spec, "model") if get(spec, "model") is not None else get(root, "kind")
+            args.append(Word("/mnt/models", _value_word("/mnt/models", at, doc).cmap, False,
+                             (VarRef("spec.model.uri", doc.span(at)),)))
+        if is_scalar(name):
+            args.append(_value_word("--served-model-name", name, doc))
+            args.append(doc.word(name))
+        tp = get(workload, "parallelism", "tensor")
+        if is_scalar(tp):
+            args.append(_value_word("--tensor-parallel-size", tp, doc))
+            args.append(doc.word(tp))
+        extra = env.get(ADDITIONAL_ARGS)
+        if extra is not None:
+            node = _env_value_node(container, ADDITIONAL_ARGS)
+            if extra.value is not None and is_scalar(node):
+                args.extend(_shell_words(expand_k8s(doc, node, env), env))
+            elif extra.value is None:
+                name_node = _env_name_node(container, ADDITIONAL_ARGS)
+                args.append(_unknown(doc.word(name_node), ADDITIONAL_ARGS))
+        for item in items(get(container, "args")):
+            if is_scalar(item):
+                args.extend(_shell_words(expand_k8s(doc, item, env), env))
+        gpus, requests_only = _gpus(doc, container) if container is not None else (None, None)
+        name_node = get(container, "name")
+        program_node = name_node if is_scalar(name_node) else get(root, "kind")
+        image = get(container, "image")
+        replicas = get(workload, "replicas")
+        ctx = Context(
+            kind="k8s",
+            container_name=(Located(name_node.value, doc.span(name_node), doc.source)
+                            if is_scalar(name_node) else None),
+            object_kind=base.object_kind,
+            object_name=base.object_name,
+            object_span=base.object_span,
+            namespace=base.namespace,
+            annotations=base.annotations,
+            role=role,
+            replicas=(Located(replicas.value, doc.span(replicas), doc.source)
+                      if is_scalar(replicas) else None),
+            image=(Located(image.value, doc.span(image), doc.source)
+                   if is_scalar(image) else None),
+            gpus=gpus,
+            gpu_requests_only=requests_only,
+            node_labels=_node_labels(doc, pod) if is_map(pod) else {},
+            shm=PRESET_SHM,
+            probes=PRESET_PROBES,
+            # vLLM reads a local directory and downloads nothing itself: the storage
+            # initializer fills /mnt/models before it starts (KServe's own caching, a
+            # LocalModelCache or a pvc:// uri, is what avoids that download)
+            volumes={"/": Located("KServe storage initializer", doc.span(uri)
+                                  if is_scalar(uri) else None, doc.source)},
+        )
+        pin = None
+        if ctx.image is not None:
+            # the preset's command runs in this image: its tag pins the vLLM release
+            entry = images.lookup(ctx.image.value)
+            if entry is not None and entry.version is not None:
+                pin = Located(entry.version, ctx.image.span, doc.source)
+        found.launches.append(Launch(
+            source=doc.source,
+            engine=VLLM,
+            entry=ENTRY_VLLM_SERVE,
+            version_pin=pin,
+            program=_value_word("vllm", program_node, doc),
+            prefix_args=(_value_word("serve", program_node, doc),),
+            args=tuple(args),
+            env=env,
+            context=ctx,
+            operator="KServe",
+        ))
+
+
+def _env_item(container: Any, key: str) -> Any:
+    found = None
+    for item in items(get(container, "env")):
+        if get_str(item, "name") == key:
+            found = item
+    return found
+
+
+def _env_value_node(container: Any, key: str) -> Any:
+    return get(_env_item(container, key), "value")
+
+
+def _env_name_node(container: Any, key: str) -> Any:
+    return get(_env_item(container, key), "name")
+
+
+__all__ = ["extract_llmisvc", "handled_containers", "is_llmisvc"]

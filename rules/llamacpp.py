@@ -8,9 +8,9 @@ the device list (src/llama.cpp llama_prepare_model_devices), the split points an
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from mgpu_lint.deployment import Deployment
+from mgpu_lint.facts.llama import fit_active, gpu_backend, llama_devices
 from mgpu_lint.findings import Finding, Related, Severity
 from mgpu_lint.launch import LLAMA_SERVER
 from mgpu_lint.sizing.display import fixed
@@ -27,81 +27,13 @@ from mgpu_lint.sizing.llamacpp import (
 
 from .registry import Rule, rule
 
-FIT_OFF = frozenset({"off", "disabled", "false", "0"})  # common/arg.cpp falsey values
 AUTO_SLOTS = 4  # -np auto: the server runs 4 slots (tools/server/server.cpp)
-
-
-@dataclass(frozen=True)
-class LlamaDevices:
-    """The devices llama.cpp splits over, in its order (RPC first unless `-dev` names them)."""
-
-    names: tuple[str, ...]
-    rpc: int  # RPC devices among them (one per --rpc server when -dev is not given)
-    complete: bool  # every device is counted: a -dev list, or a stated local GPU count
-    certain: bool  # complete and resting on no assumption (no RPC server of unknown size)
-    origin: str  # in words, for messages
-    related: tuple[Related, ...]
-
-
-def llama_devices(d: Deployment) -> LlamaDevices | None:
-    """llama-server's device list, or None when nothing states it.
-
-    Without `-dev`: one device per `--rpc` server (an RPC server exposes every GPU of its
-    machine; one each is assumed) followed by the local GPUs the launch gets.
-    """
-    if d.engine != LLAMA_SERVER:
-        return None
-    dev = d.inv.device
-    if dev.given:
-        if not dev.known or dev.span is None:
-            return None
-        names = tuple(str(v) for v in dev.value or ())
-        if names == ("none",):
-            names = ()
-        spelling = dev.winner.spelling if dev.winner is not None else "-dev"
-        return LlamaDevices(names, sum(n.startswith("RPC") for n in names), True, True,
-                            f"{spelling} {','.join(names) or 'none'}",
-                            (Related(d.source, dev.span, "the device list"),))
-    rpc = d.inv.rpc
-    if rpc.given and not rpc.known:
-        return None
-    servers = len(rpc.value or ()) if rpc.given else 0
-    request = d.gpu.request if d.gpu is not None else None
-    local = request.count if request is not None else None
-    if local is None and servers == 0:
-        return None
-    related: list[Related] = []
-    parts: list[str] = []
-    if servers:
-        parts.append(f"{servers} RPC server(s), assuming one device each")
-        if rpc.span is not None:
-            related.append(Related(d.source, rpc.span, "RPC servers (first in the device list)"))
-    if local is not None and request is not None:
-        parts.append(f"{local} local GPU(s) from {request.origin}")
-        if request.span is not None:
-            related.append(Related(d.source, request.span, f"{local} GPU(s)"))
-    return LlamaDevices(tuple(device_names(servers, local or 0, _backend(d))), servers,
-                        local is not None, local is not None and servers == 0,
-                        " and ".join(parts), tuple(related))
-
-
-def _backend(d: Deployment) -> str:
-    """The local GPU backend's device prefix: ggml-cuda names devices CUDA<i>, ROCm<i> on HIP."""
-    request = d.gpu.request if d.gpu is not None else None
-    return "ROCm" if request is not None and request.vendor == "amd" else "CUDA"
 
 
 def _ts_text(d: Deployment) -> str:
     ts = d.inv.tensor_split
     win = ts.winner
     return f"{win.spelling} {win.raw}" if win is not None else "-ts"
-
-
-def _fit_active(d: Deployment) -> bool:
-    """--fit is on unless -ngl or -ts is given or -fit off (DECISIONS "Engine facts")."""
-    fit = d.inv.fit
-    return not (d.inv.n_gpu_layers.given or d.inv.tensor_split.given
-                or str(fit.value).lower() in FIT_OFF)
 
 
 def _mode(d: Deployment) -> str | None:
@@ -155,7 +87,7 @@ def llama_layer_split(d: Deployment) -> Iterator[Finding]:
     else:
         # local GPUs not stated: one device per -ts entry (after the RPC devices)
         rpc = devices.rpc if devices is not None else 0
-        names = device_names(rpc, max(len(given) - rpc, 0), _backend(d))
+        names = device_names(rpc, max(len(given) - rpc, 0), gpu_backend(d))
     if not names:
         return
     shares = effective_proportions(given, len(names))
@@ -347,7 +279,7 @@ def split_follows_free_memory(d: Deployment) -> Iterator[Finding]:
         return
     where = (f"{'' if devices.complete else 'at least '}{len(devices.names)} devices "
              f"({', '.join(devices.names)}; {devices.origin})")
-    if _fit_active(d):
+    if fit_active(d):
         message = (f"no -ts over {where}: --fit decides the layer split at load time from each "
                    "device's free memory (and may lower the context)")
     else:

@@ -92,6 +92,12 @@ class Setting:
         win = self.winner
         return win.flag_span if win is not None else None
 
+    @property
+    def int_value(self) -> int | None:
+        """The value when it is a known integer (not a bool), else None."""
+        v = self.value
+        return v if self.known and isinstance(v, int) and not isinstance(v, bool) else None
+
 
 def _setting(key: str) -> property:
     return property(lambda self: self.setting(key), doc=f"The `{key}` option (a Setting).")
@@ -120,6 +126,17 @@ class Invocation(BaseModel):
     @property
     def catalog(self) -> FlagCatalog:
         return catalog_for(self.engine, self.version)
+
+    def long_name(self, key: str) -> str:
+        """The option's canonical long name in the launch's catalog (``--max-model-len``)."""
+        spec = self.catalog.by_key.get(key)
+        names = [n for n in spec.names if n.startswith("--")] if spec is not None else []
+        return names[0] if names else "--" + key.replace("_", "-")
+
+    def spelling(self, setting: Setting) -> str:
+        """The spelling the launch used for a setting, else its canonical long name."""
+        win = setting.winner
+        return win.spelling if win is not None else self.long_name(setting.key)
 
     def stated(self, key: str) -> tuple[OptionValue, ...]:
         """Every stated occurrence of an option, in precedence order."""

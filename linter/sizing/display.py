@@ -25,3 +25,21 @@ def fixed(value: float, digits: int) -> str:
 def percent(share: float, digits: int = 1) -> str:
     """A share as a percentage, like printf's ``%.1f%%`` (half-up)."""
     return fixed(100.0 * share, digits) + "%"
+
+
+GIB = 1024 ** 3
+
+
+def gb(value: float, digits: int = 1) -> str:
+    """Bytes as decimal gigabytes (``35.3 GB``), as the memory findings print them."""
+    return f"{fixed(value / 1e9, digits)} GB"
+
+
+def gib(value: float) -> str:
+    """Bytes as binary gibibytes with two decimals, as vLLM's start-up log prints them."""
+    return f"{value / GIB:.2f} GiB"
+
+
+def size(value: float) -> str:
+    """MB below a gigabyte (adapters print as 83.9 MB), GB above."""
+    return f"{fixed(value / 1e6, 1)} MB" if value < 1e9 else gb(value, 2)

@@ -76,15 +76,16 @@ def test_llmisvc_is_the_presets_command(capsys):
     words = [(w["word"], w["at"]) for w in single["argv"]]
     # the model from spec.model.uri (the repo's characters), tp from spec.parallelism.tensor
     assert words[0] == ("Qwen/Qwen2.5-32B-Instruct", "9:15")
-    assert ("4", "11:13") in words and words[3] == ("--tensor-parallel-size", "11:13")
+    assert words[1] == ("--served-model-name=qwen32b", "6:9")  # metadata.name
+    assert words[2] == ("--tensor-parallel-size=4", "11:13")
     # VLLM_ADDITIONAL_ARGS split as eval splits it: the single-quoted JSON is one word
     assert ('{"temperature": 0.7}', "19:45") in words
     assert words[-1] == ("--gpu-memory-utilization=0.9", "20:17")  # `args` are $@
     assert single["gpus"]["count"] == 2
-    assert decode["argv"][2] == {"word": "llama", "at": "33:11"}  # spec.model.name
-    assert [w["word"] for w in decode["argv"]][3] == "--tensor-parallel-size=2"
+    assert decode["argv"][1] == {"word": "--served-model-name=llama", "at": "33:11"}
+    assert [w["word"] for w in decode["argv"]][2] == "--tensor-parallel-size=2"
     # the prefill workload reads spec.prefill.parallelism.tensor, not the decode's env
-    assert [w["word"] for w in prefill["argv"]][3:] == ["--tensor-parallel-size", "2"]
+    assert [w["word"] for w in prefill["argv"]][2:] == ["--tensor-parallel-size=2"]
     assert secret["argv"][-1]["word"] == "$VLLM_ADDITIONAL_ARGS"
     assert own["argv"][0]["word"] == "/mnt/models"  # the user's own command, read as written
 

@@ -136,6 +136,7 @@ def _model_word(doc: Doc, uri: Any) -> Word:
 
 def extract_llmisvc(doc: Doc, root: Any, base: Context, found: Found) -> None:
     from .kubernetes import _env, _gpus, _node_labels, expand_k8s
+    from .operators import _synthetic
 
     if not _single_node_preset(root):
         return
@@ -162,13 +163,12 @@ def extract_llmisvc(doc: Doc, root: Any, base: Context, found: Found) -> None:
             at = get(spec, "model") if get(spec, "model") is not None else get(root, "kind")
             args.append(Word("/mnt/models", _value_word("/mnt/models", at, doc).cmap, False,
                              (VarRef("spec.model.uri", doc.span(at)),)))
+        # a flag the preset writes maps to the field its value comes from (`--flag=` + value)
         if is_scalar(name):
-            args.append(_value_word("--served-model-name", name, doc))
-            args.append(doc.word(name))
+            args.append(_synthetic("--served-model-name=", doc.word(name), name, doc))
         tp = get(workload, "parallelism", "tensor")
         if is_scalar(tp):
-            args.append(_value_word("--tensor-parallel-size", tp, doc))
-            args.append(doc.word(tp))
+            args.append(_synthetic("--tensor-parallel-size=", doc.word(tp), tp, doc))
         extra = env.get(ADDITIONAL_ARGS)
         if extra is not None:
             node = _env_value_node(container, ADDITIONAL_ARGS)
@@ -183,6 +183,8 @@ def extract_llmisvc(doc: Doc, root: Any, base: Context, found: Found) -> None:
         gpus, requests_only = _gpus(doc, container) if container is not None else (None, None)
         name_node = get(container, "name")
         program_node = name_node if is_scalar(name_node) else get(root, "kind")
+        if not is_scalar(program_node):
+            continue
         image = get(container, "image")
         replicas = get(workload, "replicas")
         ctx = Context(
@@ -221,8 +223,8 @@ def extract_llmisvc(doc: Doc, root: Any, base: Context, found: Found) -> None:
             engine=VLLM,
             entry=ENTRY_VLLM_SERVE,
             version_pin=pin,
-            program=_value_word("vllm", program_node, doc),
-            prefix_args=(_value_word("serve", program_node, doc),),
+            # the preset's `vllm serve` runs in this container (its `name: main`)
+            program=doc.word(program_node),
             args=tuple(args),
             env=env,
             context=ctx,

@@ -158,7 +158,7 @@ def test_resolve_model(ref: str, model: str, bits: float | None, gguf: str | Non
     assert match.gguf_type == gguf
 
 
-@pytest.mark.parametrize("ref", ["deepseek-ai/DeepSeek-R1-Distill-Qwen-32B", "gpt2", "",
+@pytest.mark.parametrize("ref", ["deepseek-ai/DeepSeek-R1-Distill-Qwen-7B", "gpt2", "",
                                  "Qwen/Qwen3-30B-A3B-Base-2507x", "/"])
 def test_unknown_models(ref: str) -> None:
     assert k.resolve_model(ref) is None
@@ -402,3 +402,86 @@ def test_aliases_share_the_shape_and_count() -> None:
                         ("Qwen/QwQ-32B", 32763876352),
                         ("deepseek-ai/DeepSeek-V3.1", 671026419200)):
         assert k.resolve_model(alias).shape.params == base
+
+
+# (layers, hidden, intermediate, heads, kv_heads, head_dim, vocab, max_positions, tied, dtype,
+# params): the config.json values each entry's source list cites; params as computed from them
+# (Llama 2 7B: keras-hub's 6,738,415,616; Phi-3-mini: keras-hub's 3,821,079,552;
+# R1-Distill-Qwen-32B: the HF safetensors count 32,763,876,352).
+CONFIG_MODELS = {
+    "meta-llama/Llama-2-7b-hf": (32, 4096, 11008, 32, 32, 128, 32000, 4096, False, "float16",
+                                 6738415616),
+    "meta-llama/Llama-2-13b-hf": (40, 5120, 13824, 40, 40, 128, 32000, 4096, False, "float16",
+                                  13015864320),
+    "meta-llama/Llama-2-70b-hf": (80, 8192, 28672, 64, 8, 128, 32000, 4096, False, "float16",
+                                  68976648192),
+    "meta-llama/Meta-Llama-3-8B-Instruct": (32, 4096, 14336, 32, 8, 128, 128256, 8192, False,
+                                            "bfloat16", 8030261248),
+    "meta-llama/Meta-Llama-3-70B-Instruct": (80, 8192, 28672, 64, 8, 128, 128256, 8192, False,
+                                             "bfloat16", 70553706496),
+    "Qwen/Qwen3-0.6B": (28, 1024, 3072, 16, 8, 128, 151936, 40960, True, "bfloat16", 596049920),
+    "Qwen/Qwen3-1.7B": (28, 2048, 6144, 16, 8, 128, 151936, 40960, True, "bfloat16",
+                        1720574976),
+    "Qwen/Qwen3-4B": (36, 2560, 9728, 32, 8, 128, 151936, 40960, True, "bfloat16", 4022468096),
+    "Qwen/Qwen3-14B": (40, 5120, 17408, 40, 8, 128, 151936, 40960, False, "bfloat16",
+                       14768307200),
+    "deepseek-ai/DeepSeek-R1-Distill-Qwen-32B": (64, 5120, 27648, 40, 8, 128, 152064, 131072,
+                                                 False, "bfloat16", 32763876352),
+    "microsoft/Phi-3-mini-4k-instruct": (32, 3072, 8192, 32, 32, 96, 32064, 4096, False,
+                                         "bfloat16", 3821079552),
+    "microsoft/Phi-3-mini-128k-instruct": (32, 3072, 8192, 32, 32, 96, 32064, 131072, False,
+                                           "bfloat16", 3821079552),
+    "microsoft/Phi-3-medium-4k-instruct": (40, 5120, 17920, 40, 10, 128, 32064, 4096, False,
+                                           "bfloat16", 13960238080),
+    "microsoft/Phi-3-medium-128k-instruct": (40, 5120, 17920, 40, 10, 128, 32064, 131072, False,
+                                             "bfloat16", 13960238080),
+    "ibm-granite/granite-3.1-8b-instruct": (40, 4096, 12800, 32, 8, 128, 49155, 131072, True,
+                                            "bfloat16", 8170848256),
+}
+
+
+@pytest.mark.parametrize("model", sorted(CONFIG_MODELS))
+def test_config_models_match_their_configs(model: str) -> None:
+    s = k.resolve_model(model).shape
+    assert s.id == model and s.source
+    *shape, tied, dtype, params = CONFIG_MODELS[model]
+    assert [s.layers, s.hidden, s.intermediate, s.heads, s.kv_heads, s.head_dim, s.vocab,
+            s.max_positions] == shape
+    assert (s.tie_embeddings, s.dtype, s.params, s.weight_bits) == (tied, dtype, params, 16)
+    assert not s.is_moe and not s.is_mla and s.sliding_layers == 0 and s.rope_scaling is None
+
+
+@pytest.mark.parametrize(("ref", "model", "bits"), [
+    ("meta-llama/Llama-2-7b-chat-hf", "meta-llama/Llama-2-7b-hf", None),
+    ("TheBloke/Llama-2-13B-chat-AWQ", "meta-llama/Llama-2-13b-hf", 4.0),
+    ("TheBloke/Llama-2-70B-Chat-GPTQ", "meta-llama/Llama-2-70b-hf", 4.0),
+    ("llama-2-7b-chat.Q4_K_M.gguf", "meta-llama/Llama-2-7b-hf", 4.8944),
+    ("meta-llama/Meta-Llama-3-8B", "meta-llama/Meta-Llama-3-8B-Instruct", None),
+    ("unsloth/llama-3-8b-Instruct-bnb-4bit", "meta-llama/Meta-Llama-3-8B-Instruct", 4.0),
+    ("meta-llama/Meta-Llama-3-70B-Instruct", "meta-llama/Meta-Llama-3-70B-Instruct", None),
+    ("Qwen/Qwen3-1.7B-FP8", "Qwen/Qwen3-1.7B", 8.0),
+    ("Qwen/Qwen3-4B-AWQ", "Qwen/Qwen3-4B", 4.0),
+    ("Qwen/Qwen3-14B-GGUF:Q4_K_M", "Qwen/Qwen3-14B", 4.8944),
+    ("casperhansen/deepseek-r1-distill-qwen-32b-awq", "deepseek-ai/DeepSeek-R1-Distill-Qwen-32B",
+     4.0),
+    ("deepseek-ai/DeepSeek-R1-Distill-Llama-8B", "meta-llama/Llama-3.1-8B-Instruct", None),
+    ("microsoft/Phi-3-medium-128k-instruct", "microsoft/Phi-3-medium-128k-instruct", None),
+    ("RedHatAI/granite-3.1-8b-instruct-FP8-dynamic", "ibm-granite/granite-3.1-8b-instruct", 8.0),
+    ("RedHatAI/granite-3.1-8b-instruct-quantized.w4a16", "ibm-granite/granite-3.1-8b-instruct",
+     4.0),
+    ("ibm-granite/granite-3.1-8b-base", "ibm-granite/granite-3.1-8b-instruct", None),
+])
+def test_config_model_names(ref: str, model: str, bits: float | None) -> None:
+    m = k.resolve_model(ref)
+    assert m is not None and m.shape.id == model
+    assert (m.precision.bits if m.precision else None) == bits
+
+
+@pytest.mark.parametrize("ref", [
+    # other shapes or context lengths than any entry: unknown rather than a neighbour's numbers
+    "Qwen/Qwen3-4B-Instruct-2507", "Qwen/Qwen3-4B-Thinking-2507", "microsoft/Phi-3.5-mini-instruct",
+    "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B", "ibm-granite/granite-3.3-8b-instruct",
+    "ibm-granite/granite-3.1-2b-instruct", "meta-llama/Llama-2-7b-32k",
+])
+def test_neighbours_of_config_models_stay_unknown(ref: str) -> None:
+    assert k.resolve_model(ref) is None

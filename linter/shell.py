@@ -16,7 +16,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Callable, Iterator
 
-from .source import CharMap, Span, VarRef, Word
+from .source import CharMap, MapBuilder, Span, VarRef, Word
 
 Resolver = Callable[[str], "str | None"]
 
@@ -93,6 +93,11 @@ _PARAM_RE = re.compile(r"\$\{([^}]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)|\$([0-9@*#?$!-
 _PARAM_BODY = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-=+?])(.*))?$", re.S)
 _ARRAY_BODY = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\[([@*])\]$")
 _ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_PLUS_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\+=")
+_NAME_CHARS = re.compile(r"[A-Za-z0-9_]*")
+_IFS_CHAR = re.compile(r"[ \t\n]")
+_DQ_PLAIN = re.compile(r"[^\\$]+")  # inside double quotes: neither an escape nor an expansion
+_ANSI_PLAIN = re.compile(r"[^\\]+")
 _ARRAY_ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(\+?)=$")
 _DECLARATIONS = {"export", "declare", "local", "readonly", "typeset"}
 _IFS = " \t\n"
@@ -106,41 +111,40 @@ Definer = Callable[[str], "Word | None"]
 
 class _WordBuilder:
     """Builds the word being lexed; unquoted expansions may end it and start new ones (field
-    splitting), whose finished words wait in ``fields``."""
+    splitting), whose finished words wait in ``fields``.  The characters' places are kept as runs
+    (``MapBuilder``), so a long word costs memory per change of mapping, not per character."""
 
-    __slots__ = ("chars", "starts", "ends", "quoted", "unresolved", "begin", "fields")
+    __slots__ = ("chars", "map", "quoted", "unresolved", "begin", "fields", "_head", "_scanned")
 
     def __init__(self) -> None:
         self.chars: list[str] = []
-        self.starts: list[int] = []
-        self.ends: list[int] = []
+        self.map = MapBuilder()
         self.quoted = False
         self.unresolved: list[VarRef] = []
         self.begin = -1
         self.fields: list[Word] = []
+        self._head: bool | None = None  # the word so far starts with NAME= / NAME+= (decided)
+        self._scanned = 0  # pieces of ``chars`` looked at for ``_head``
 
     def add(self, text: str, start: int) -> None:
         """Literal text copied from the source starting at ``start``."""
         if self.begin < 0:
             self.begin = start
         self.chars.append(text)
-        self.starts.extend(range(start, start + len(text)))
-        self.ends.extend(range(start + 1, start + len(text) + 1))
+        self.map.linear(start, len(text))
 
     def add_char(self, ch: str, start: int, end: int) -> None:
         if self.begin < 0:
             self.begin = start
         self.chars.append(ch)
-        self.starts.append(start)
-        self.ends.append(end)
+        self.map.char(start, end)
 
     def add_expansion(self, value: str, start: int, end: int) -> None:
         """An expanded value: every character maps to the whole reference."""
         if self.begin < 0:
             self.begin = start
         self.chars.append(value)
-        self.starts.extend([start] * len(value))
-        self.ends.extend([end] * len(value))
+        self.map.const(start, end, len(value))
 
     def add_value(self, value: str, start: int, end: int, literal_at: int | None,
                   defined: CharMap | None, split: bool) -> None:
@@ -149,26 +153,58 @@ class _WordBuilder:
         it; otherwise each character maps to the whole reference.  With ``split`` (unquoted),
         it is split into fields at blanks (POSIX 2.6.5 with the default IFS)."""
         self.mark(start)
-        for k, ch in enumerate(value):
-            if split and ch in _IFS:
+        pos = 0
+        if split:
+            for m in _IFS_CHAR.finditer(value):
+                self._value_part(value, pos, m.start(), start, end, literal_at, defined)
                 self.cut(start)
-            elif literal_at is not None:
-                self.add_char(ch, literal_at + k, literal_at + k + 1)
-            elif defined is not None:
-                self.add_char(ch, defined.start(k), defined.end(k))
-            else:
-                self.add_char(ch, start, end)
+                pos = m.end()
+        self._value_part(value, pos, len(value), start, end, literal_at, defined)
         if split and self.begin >= 0 and not self.chars and not self.quoted:
             self.begin = -1
+
+    def _value_part(self, value: str, i: int, j: int, start: int, end: int,
+                    literal_at: int | None, defined: CharMap | None) -> None:
+        """Characters [i, j) of an expansion's value (no blank among them when split)."""
+        if j <= i:
+            return
+        if self.begin < 0:
+            self.begin = literal_at + i if literal_at is not None else (
+                defined.start(i) if defined is not None else start)
+        self.chars.append(value[i:j])
+        if literal_at is not None:
+            self.map.linear(literal_at + i, j - i)
+        elif defined is not None:
+            self.map.extend(defined, i, j)
+        else:
+            self.map.const(start, end, j - i)
 
     def cut(self, at: int) -> None:
         """End the current field (a blank inside an unquoted expansion)."""
         if self.chars or self.quoted:
             self.fields.append(self.build(at))
-        self.chars, self.starts, self.ends = [], [], []
+        self.chars = []
+        self.map = MapBuilder()
         self.quoted = False
         self.unresolved = []
         self.begin = -1
+        self._head, self._scanned = None, 0
+
+    def head_is_assignment(self) -> bool:
+        """Whether the word so far starts with ``NAME=`` or ``NAME+=``.  Decided once, at the
+        first character that cannot continue a name, so a word of many pieces costs linear
+        time."""
+        if self._head is not None:
+            return self._head
+        chars = self.chars
+        while self._scanned < len(chars):
+            piece = chars[self._scanned]
+            self._scanned += 1
+            if _NAME_CHARS.match(piece).end() < len(piece):  # type: ignore[union-attr]
+                head = "".join(chars[:self._scanned])
+                self._head = bool(_ASSIGN.match(head) or _PLUS_ASSIGN.match(head))
+                return self._head
+        return False  # name characters only so far
 
     def mark(self, start: int) -> None:
         if self.begin < 0:
@@ -180,7 +216,7 @@ class _WordBuilder:
 
     def build(self, tail: int) -> Word:
         text = "".join(self.chars)
-        cmap = CharMap.table(self.starts, self.ends, tail)
+        cmap = self.map.build(tail)
         if not text:
             cmap = CharMap(self.begin, 0, tail=self.begin)
         return Word(text, cmap, self.quoted, tuple(self.unresolved))
@@ -342,8 +378,13 @@ def _double_quoted(raw: str, start: int, ex: _Expander, wb: _WordBuilder,
                 wb.unresolved.append(VarRef(raw[i:j], Span(start + i, start + j)))
                 i = j
                 continue
-        wb.add_char(ch, start + i, start + i + 1)
-        i += 1
+            wb.add_char(ch, start + i, start + i + 1)
+            i += 1
+            continue
+        # a run of plain characters, copied as one piece
+        j = _DQ_PLAIN.match(raw, i, n).end()  # type: ignore[union-attr]
+        wb.add(raw[i:j], start + i)
+        i = j
 
 
 def _ansi_quoted(raw: str, start: int, wb: _WordBuilder) -> None:
@@ -358,8 +399,12 @@ def _ansi_quoted(raw: str, start: int, wb: _WordBuilder) -> None:
                 wb.add_char(_ANSI_ESCAPES[nxt], start + i, start + i + 2)
                 i += 2
                 continue
-        wb.add_char(ch, start + i, start + i + 1)
-        i += 1
+            wb.add_char(ch, start + i, start + i + 1)
+            i += 1
+            continue
+        j = _ANSI_PLAIN.match(raw, i, n).end()  # type: ignore[union-attr]
+        wb.add(raw[i:j], start + i)
+        i = j
 
 
 def split_commands(text: str, resolve: Resolver | None = None,
@@ -386,8 +431,7 @@ def split_commands(text: str, resolve: Resolver | None = None,
         (`X=$Y`, `export X=$Y`), where POSIX does no splitting."""
         if not wb.chars or wb.fields:
             return True
-        head = "".join(wb.chars)
-        if not _ASSIGN.match(head) and not re.match(r"^[A-Za-z_][A-Za-z0-9_]*\+=", head):
+        if not wb.head_is_assignment():
             return True
         return bool(cmd.words) and cmd.words[0].text not in _DECLARATIONS
 
@@ -416,9 +460,8 @@ def split_commands(text: str, resolve: Resolver | None = None,
             eq = word.text.index("=")
             value = Word(
                 word.text[eq + 1:],
-                CharMap.table(word.cmap.starts[eq + 1:], word.cmap.ends[eq + 1:], tail)
-                if word.cmap.starts is not None
-                else CharMap.linear(word.cmap.base + eq + 1, len(word.text) - eq - 1),
+                word.cmap.slice(eq + 1, len(word.text),
+                                tail=None if word.cmap.is_linear else tail),
                 word.quoted,
                 word.unresolved,
             )

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Iterable, Iterator
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,11 +31,18 @@ class CharMap:
 
     ``start(i)`` is the parent offset where character i of the derived string begins, ``end(i)`` the
     parent offset just after the source of character i (an escape such as ``\\n`` covers two parent
-    characters).  The common identity-like case (a contiguous slice of the parent) is stored as a
-    base offset only.
+    characters).
+
+    The map is stored as runs, not per character: within a run of derived characters
+    ``[d, d + n)`` both offsets are affine, ``start(d + k) = s + ss * k`` and
+    ``end(d + k) = e + es * k``.  Text copied verbatim is one run (steps 1), an expanded
+    variable whose characters all map to its reference is one run (steps 0), a string of escapes
+    ``\\n\\n…`` one run (steps 2), so memory grows with the number of places where the mapping
+    changes, not with the length of the text.  The common identity-like case (a contiguous slice
+    of the parent) is stored as a base offset only.
     """
 
-    __slots__ = ("base", "length", "starts", "ends", "tail")
+    __slots__ = ("base", "length", "tail", "_d", "_s", "_ss", "_e", "_es")
 
     def __init__(
         self,
@@ -47,11 +54,24 @@ class CharMap:
     ) -> None:
         self.base = base
         self.length = length
-        self.starts = starts
-        self.ends = ends
+        self._d: list[int] | None = None
+        self._s: list[int] = []
+        self._ss: list[int] = []
+        self._e: list[int] = []
+        self._es: list[int] = []
+        if starts is not None and ends is not None:
+            b = MapBuilder()
+            for s, e in zip(starts, ends):
+                b.add_run(s, 0, e, 0, 1)
+            b._into(self)
         # parent offset of the position just after the derived string (for empty strings and
         # for end-of-value positions)
-        self.tail = tail if tail is not None else (ends[-1] if ends else base + length)
+        if tail is not None:
+            self.tail = tail
+        elif ends:
+            self.tail = ends[-1]
+        else:
+            self.tail = base + length
 
     @classmethod
     def linear(cls, base: int, length: int) -> "CharMap":
@@ -59,27 +79,41 @@ class CharMap:
 
     @classmethod
     def table(cls, starts: list[int], ends: list[int], tail: int) -> "CharMap":
-        n = len(starts)
-        if n:
-            first = starts[0]
-            if (starts[-1] == first + n - 1 and ends[-1] == first + n
-                    and starts == list(range(first, first + n))
-                    and ends == list(range(first + 1, first + n + 1))):
-                return cls(first, n, tail=tail)
-        return cls(starts[0] if starts else tail, n, starts, ends, tail)
+        """A map from per-character lists (small maps; large ones are built with MapBuilder)."""
+        b = MapBuilder()
+        for s, e in zip(starts, ends):
+            b.add_run(s, 0, e, 0, 1)
+        return b.build(tail)
+
+    @property
+    def is_linear(self) -> bool:
+        """A contiguous slice of the parent (``start(i) = base + i``)."""
+        return self._d is None
+
+    @property
+    def runs(self) -> int:
+        """Number of stored runs (1 for a linear map): the map's size."""
+        return 1 if self._d is None else len(self._d)
+
+    def _run(self, i: int) -> int:
+        d = self._d
+        r = bisect.bisect_right(d, i) - 1  # type: ignore[arg-type]
+        return 0 if r < 0 else r
 
     def start(self, i: int) -> int:
         if i >= self.length:
             return self.tail
-        if self.starts is None:
+        if self._d is None:
             return self.base + i
-        return self.starts[i]
+        r = self._run(i)
+        return self._s[r] + self._ss[r] * (i - self._d[r])
 
     def end(self, i: int) -> int:
         """Parent offset just after character i."""
-        if self.starts is None:
+        if self._d is None or not self._d:
             return self.base + i + 1
-        return self.ends[i]  # type: ignore[index]
+        r = self._run(i)
+        return self._e[r] + self._es[r] * (i - self._d[r])
 
     def span(self, i: int, j: int) -> Span:
         """Parent span of derived characters [i, j)."""
@@ -88,26 +122,174 @@ class CharMap:
             return Span(p, p)
         return Span(self.start(i), self.end(j - 1))
 
+    def iter_runs(self) -> Iterator[tuple[int, int, int, int, int, int]]:
+        """(d, n, s, ss, e, es) for each run, in order."""
+        if self._d is None:
+            if self.length:
+                yield 0, self.length, self.base, 1, self.base + 1, 1
+            return
+        d = self._d
+        last = len(d) - 1
+        for r in range(len(d)):
+            n = (d[r + 1] if r < last else self.length) - d[r]
+            yield d[r], n, self._s[r], self._ss[r], self._e[r], self._es[r]
+
+    def slice(self, i: int, j: int, tail: int | None = None) -> "CharMap":
+        """The map of derived characters [i, j) as a map of its own.  Its tail is ``tail``; by
+        default ``start(j)``, and for a linear map the parent offset right after the slice."""
+        i = max(0, i)
+        j = min(max(j, i), self.length)
+        if self._d is None:
+            return CharMap(self.base + i, j - i, tail=self.base + j if tail is None else tail)
+        b = MapBuilder()
+        b.extend(self, i, j)
+        return b.build(self.start(j) if tail is None else tail)
+
+    def _start_piece(self, x: int, step: int, count: int) -> tuple[int, int, int]:
+        """For the progression ``x + step * k`` (k < count) of derived indices: ``start`` at x,
+        its slope in x, and for how many k it stays affine (as ``compose`` sees a map: a linear
+        map extends past its ends, another map gives ``tail`` from its length on)."""
+        if self._d is None:
+            return self.base + x, 1, count
+        if x >= self.length:
+            if step >= 0:
+                return self.tail, 0, count
+            return self.tail, 0, min(count, (x - self.length) // -step + 1)
+        d = self._d
+        r = self._run(x)
+        lo = d[r] if r > 0 else None
+        hi = d[r + 1] if r + 1 < len(d) else self.length
+        return (self._s[r] + self._ss[r] * (x - d[r]), self._ss[r],
+                _steps_within(x, step, count, lo, hi))
+
+    def _end_piece(self, x: int, step: int, count: int) -> tuple[int, int, int]:
+        if self._d is None or not self._d:
+            return self.base + x + 1, 1, count
+        d = self._d
+        r = self._run(x)
+        lo = d[r] if r > 0 else None
+        hi = d[r + 1] if r + 1 < len(d) else None
+        return (self._e[r] + self._es[r] * (x - d[r]), self._es[r],
+                _steps_within(x, step, count, lo, hi))
+
     def compose(self, outer: "CharMap") -> "CharMap":
         """This map expressed in ``outer``'s parent (self's parent is outer's derived string)."""
-        if self.starts is None and outer.starts is None:
+        if self._d is None and outer._d is None:
             return CharMap(outer.base + self.base, self.length, tail=outer.start(self.tail))
-        n = self.length
-        if self.starts is None and self.base + n <= outer.length:
-            # a contiguous slice of the outer string: slice its tables
-            b = self.base
-            return CharMap.table(outer.starts[b:b + n], outer.ends[b:b + n],  # type: ignore
-                                 outer.start(self.tail))
-        if outer.starts is None:
-            ob = outer.base
-            return CharMap.table([ob + x for x in self.starts],  # type: ignore[union-attr]
-                                 [ob + x for x in self.ends], outer.start(self.tail))  # type: ignore
-        starts = [outer.start(self.start(i)) for i in range(self.length)]
-        ends = [outer.end(self.end(i) - 1) for i in range(self.length)]
-        return CharMap.table(starts, ends, outer.start(self.tail))
+        b = MapBuilder()
+        for _d, n, s, ss, e, es in self.iter_runs():
+            k = 0
+            while k < n:
+                a = s + ss * k
+                z = e - 1 + es * k
+                va, sa, ka = outer._start_piece(a, ss, n - k)
+                vz, sz, kz = outer._end_piece(z, es, n - k)
+                m = max(1, min(ka, kz))
+                b.add_run(va, sa * ss, vz + 0, sz * es, m)
+                k += m
+        return b.build(outer.start(self.tail))
 
     def to_span(self) -> Span:
         return self.span(0, self.length) if self.length else Span(self.tail, self.tail)
+
+
+def _steps_within(x: int, step: int, count: int, lo: int | None, hi: int | None) -> int:
+    """How many k in [0, count) keep ``x + step * k`` in [lo, hi) (None: unbounded)."""
+    if step > 0 and hi is not None:
+        return min(count, (hi - x + step - 1) // step)
+    if step < 0 and lo is not None:
+        return min(count, (x - lo) // -step + 1)
+    return count
+
+
+class MapBuilder:
+    """Builds a CharMap run by run; consecutive characters that continue a run are merged."""
+
+    __slots__ = ("_d", "_s", "_ss", "_e", "_es", "n")
+
+    def __init__(self) -> None:
+        self._d: list[int] = []
+        self._s: list[int] = []
+        self._ss: list[int] = []
+        self._e: list[int] = []
+        self._es: list[int] = []
+        self.n = 0  # characters so far
+
+    def add_run(self, s: int, ss: int, e: int, es: int, n: int) -> None:
+        """n characters: character k starts at ``s + ss * k`` and ends at ``e + es * k``."""
+        if n <= 0:
+            return
+        d = self._d
+        if d:
+            last_len = self.n - d[-1]
+            s0, e0 = self._s[-1], self._e[-1]
+            if last_len == 1:
+                cs, ce = s - s0, e - e0
+                if n == 1 or (ss == cs and es == ce):
+                    self._ss[-1], self._es[-1] = cs, ce
+                    self.n += n
+                    return
+            else:
+                ss0, es0 = self._ss[-1], self._es[-1]
+                if (s == s0 + ss0 * last_len and e == e0 + es0 * last_len
+                        and (n == 1 or (ss == ss0 and es == es0))):
+                    self.n += n
+                    return
+        d.append(self.n)
+        self._s.append(s)
+        self._ss.append(ss if n > 1 else 0)
+        self._e.append(e)
+        self._es.append(es if n > 1 else 0)
+        self.n += n
+
+    def linear(self, start: int, n: int) -> None:
+        """n characters copied verbatim from ``start``."""
+        self.add_run(start, 1, start + 1, 1, n)
+
+    def char(self, start: int, end: int) -> None:
+        """One character that came from ``[start, end)`` (an escape covers two)."""
+        self.add_run(start, 0, end, 0, 1)
+
+    def const(self, start: int, end: int, n: int) -> None:
+        """n characters that all came from ``[start, end)`` (an expanded reference)."""
+        self.add_run(start, 0, end, 0, n)
+
+    def extend(self, cmap: CharMap, i: int = 0, j: int | None = None) -> None:
+        """Characters [i, j) of ``cmap``, with their places."""
+        j = cmap.length if j is None else min(j, cmap.length)
+        if j <= i:
+            return
+        if cmap._d is None:
+            self.linear(cmap.base + i, j - i)
+            return
+        r = cmap._run(i)
+        d = cmap._d
+        while r < len(d) and d[r] < j:
+            lo = max(d[r], i)
+            hi = min(d[r + 1] if r + 1 < len(d) else cmap.length, j)
+            k = lo - d[r]
+            self.add_run(cmap._s[r] + cmap._ss[r] * k, cmap._ss[r],
+                         cmap._e[r] + cmap._es[r] * k, cmap._es[r], hi - lo)
+            r += 1
+
+    def _into(self, m: CharMap) -> None:
+        m.length = self.n
+        d = self._d
+        if not d:
+            m._d = None
+            return
+        if len(d) == 1 and (self.n == 1 or (self._ss[0] == 1 and self._es[0] == 1)) \
+                and self._e[0] == self._s[0] + 1:
+            m._d = None
+            m.base = self._s[0]
+            return
+        m._d, m._s, m._ss, m._e, m._es = d, self._s, self._ss, self._e, self._es
+        m.base = self._s[0]
+
+    def build(self, tail: int) -> CharMap:
+        m = CharMap(tail, 0, tail=tail)
+        self._into(m)
+        return m
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,15 +303,7 @@ class Segment:
         return self.cmap.span(i, len(self.text) if j is None else j)
 
     def sub(self, i: int, j: int) -> "Segment":
-        if self.cmap.starts is None:
-            return Segment(self.text[i:j], CharMap.linear(self.cmap.base + i, j - i))
-        return Segment(
-            self.text[i:j],
-            CharMap.table(
-                self.cmap.starts[i:j], self.cmap.ends[i:j],  # type: ignore[index]
-                self.cmap.start(j),
-            ),
-        )
+        return Segment(self.text[i:j], self.cmap.slice(i, j))
 
 
 def literal_segment(text: str, start: int) -> Segment:

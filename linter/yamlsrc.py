@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from .source import CharMap, Segment, Span
+from .source import CharMap, MapBuilder, Segment, Span
 
 MAX_DEPTH = 1000
 
@@ -160,12 +160,13 @@ def scalar_segment(text: str, node: Any) -> Segment:
     except (IndexError, ValueError):
         built = None
     if built is not None:
-        chars, starts, ends = built
+        chars, places = built
         if "".join(chars) == value:
-            return Segment(value, CharMap.table(starts, ends, end))
+            return Segment(value, places.build(end))
     # Unverified: every character gets the whole scalar's span (never a guessed offset).
-    n = len(value)
-    return Segment(value, CharMap(start, n, [start] * n, [end] * n, end))
+    places = MapBuilder()
+    places.const(start, end, len(value))
+    return Segment(value, places.build(end))
 
 
 _PROPERTY = re.compile(r"[&!][^\s]*[ \t]*(?:\r?\n[ \t]*)?")
@@ -175,35 +176,34 @@ _SIMPLE_ESC = {"0": "\0", "a": "\a", "b": "\b", "t": "\t", "\t": "\t", "n": "\n"
 _HEX_LEN = {"x": 2, "u": 4, "U": 8}
 
 
-def _flow_scalar(
-    text: str, start: int, end: int, style: str
-) -> tuple[list[str], list[int], list[int]] | None:
+def _flow_scalar(text: str, start: int, end: int, style: str) -> tuple[list[str], MapBuilder] | None:
     """Plain and quoted scalars: line folding, '' and backslash escapes."""
     chars: list[str] = []
-    starts: list[int] = []
-    ends: list[int] = []
+    places = MapBuilder()
     if style:
         i, stop = start + 1, end - 1
     else:
         i, stop = start, end
-    pending_ws: list[int] = []  # offsets of spaces/tabs not yet known to be kept
+    plain = _PLAIN_RUN[style]
+    ws_from = -1  # spaces/tabs from here to ``i`` are not yet known to be kept
 
-    def flush_ws() -> None:
-        for p in pending_ws:
-            chars.append(text[p])
-            starts.append(p)
-            ends.append(p + 1)
-        pending_ws.clear()
+    def flush_ws(upto: int) -> None:
+        nonlocal ws_from
+        if ws_from >= 0:
+            chars.append(text[ws_from:upto])
+            places.linear(ws_from, upto - ws_from)
+        ws_from = -1
 
     while i < stop:
         ch = text[i]
         if ch in " \t":
-            pending_ws.append(i)
+            if ws_from < 0:
+                ws_from = i
             i += 1
             continue
         if ch in "\r\n":
             # fold: drop trailing whitespace, count empty lines, skip leading indentation
-            pending_ws.clear()
+            ws_from = -1
             brk = i
             i = _skip_break(text, i)
             empties: list[int] = []
@@ -220,18 +220,15 @@ def _flow_scalar(
             if empties:
                 for e in empties:
                     chars.append("\n")
-                    starts.append(e)
-                    ends.append(_skip_break(text, e))
+                    places.char(e, _skip_break(text, e))
             else:
                 chars.append(" ")
-                starts.append(brk)
-                ends.append(i)
+                places.char(brk, i)
             continue
-        flush_ws()
+        flush_ws(i)
         if style == "'" and ch == "'" and text[i + 1:i + 2] == "'":
             chars.append("'")
-            starts.append(i)
-            ends.append(i + 2)
+            places.char(i, i + 2)
             i += 2
             continue
         if style == '"' and ch == "\\":
@@ -244,25 +241,31 @@ def _flow_scalar(
                 continue
             if nxt in _SIMPLE_ESC:
                 chars.append(_SIMPLE_ESC[nxt])
-                starts.append(i)
-                ends.append(i + 2)
+                places.char(i, i + 2)
                 i += 2
                 continue
             if nxt in _HEX_LEN:
                 n = _HEX_LEN[nxt]
                 chars.append(chr(int(text[i + 2:i + 2 + n], 16)))
-                starts.append(i)
-                ends.append(i + 2 + n)
+                places.char(i, i + 2 + n)
                 i += 2 + n
                 continue
             return None
-        chars.append(ch)
-        starts.append(i)
-        ends.append(i + 1)
-        i += 1
+        # characters with no special meaning here, copied as one piece
+        j = plain.match(text, i, stop).end()  # type: ignore[union-attr]
+        if j == i:
+            j = i + 1  # a quote of the other style, or a lone quote character
+        chars.append(text[i:j])
+        places.linear(i, j - i)
+        i = j
     if style:
-        flush_ws()
-    return chars, starts, ends
+        flush_ws(i)
+    return chars, places
+
+
+# runs of characters a flow scalar copies verbatim, by style
+_PLAIN_RUN = {"": re.compile(r"[^ \t\r\n]+"), "'": re.compile(r"[^ \t\r\n']+"),
+              '"': re.compile(r'[^ \t\r\n\\]+')}
 
 
 def _skip_break(text: str, i: int) -> int:
@@ -274,9 +277,7 @@ def _skip_break(text: str, i: int) -> int:
 _HEADER = re.compile(r"[|>]([1-9+-]{0,2})[ \t]*(?:#[^\n]*)?\r?\n")
 
 
-def _block_scalar(
-    text: str, start: int, end: int, style: str
-) -> tuple[list[str], list[int], list[int]] | None:
+def _block_scalar(text: str, start: int, end: int, style: str) -> tuple[list[str], MapBuilder] | None:
     header = _HEADER.match(text, start)
     if header is None:
         return None
@@ -307,8 +308,7 @@ def _block_scalar(
                 indent = e - s - len(stripped)
                 break
     chars: list[str] = []
-    starts: list[int] = []
-    ends: list[int] = []
+    places = MapBuilder()
     body: list[tuple[int, int, int, bool]] = []  # (start, end, break end, is_empty)
     for s, e, b in lines:
         if e - s <= indent and not text[s:e].strip(" "):
@@ -320,6 +320,20 @@ def _block_scalar(
     while last > 0 and body[last - 1][3]:
         last -= 1
     content, trailing = body[:last], body[last:]
+    # for each line: the last non-empty line before it and the first non-empty line from it
+    # (-1 / None when there is none), so that runs of empty lines cost linear time
+    prev_full: list[int] = []
+    k = -1
+    for idx, c in enumerate(content):
+        prev_full.append(k)
+        if not c[3]:
+            k = idx
+    next_full: list[int | None] = [None] * len(content)
+    nxt_idx: int | None = None
+    for idx in range(len(content) - 1, -1, -1):
+        if not content[idx][3]:
+            nxt_idx = idx
+        next_full[idx] = nxt_idx
     prev_more = False
     for idx, (s, e, b, empty) in enumerate(content):
         line = text[s:e]
@@ -328,42 +342,33 @@ def _block_scalar(
             ps, pe, pb, pempty = content[idx - 1]
             if style == ">" and not empty and not more and not prev_more:
                 # find how many empty lines precede this one
-                k = idx - 1
-                while k >= 0 and content[k][3]:
-                    k -= 1
+                k = prev_full[idx]
                 if k == idx - 1:
                     chars.append(" ")
-                    starts.append(pe)
-                    ends.append(pb)
+                    places.char(pe, pb)
                 else:
                     # the break of the non-empty line k is dropped; each empty line is a \n
                     pass
             elif style == ">" and empty:
-                k = idx - 1
-                while k >= 0 and content[k][3]:
-                    k -= 1
-                nxt = next((c for c in content[idx:] if not c[3]), None)
+                k = prev_full[idx]
+                j = next_full[idx]
+                nxt = content[j] if j is not None else None
                 nxt_more = nxt is not None and text[nxt[0]:nxt[1]][:1] in (" ", "\t")
                 kline_more = k >= 0 and text[content[k][0]:content[k][1]][:1] in (" ", "\t")
                 if k == idx - 1 and (nxt_more or kline_more):
                     chars.append("\n")
-                    starts.append(pe)
-                    ends.append(pb)
+                    places.char(pe, pb)
                 chars.append("\n")
-                starts.append(s if s < e else pb)
-                ends.append(b)
+                places.char(s if s < e else pb, b)
                 prev_more = prev_more if empty else more
                 continue
             else:
                 if not (style == ">" and empty):
                     chars.append("\n")
-                    starts.append(pe)
-                    ends.append(pb)
+                    places.char(pe, pb)
         if not empty:
-            for off in range(s, e):
-                chars.append(text[off])
-                starts.append(off)
-                ends.append(off + 1)
+            chars.append(text[s:e])
+            places.linear(s, max(0, e - s))
             prev_more = more
         elif style == "|":
             pass
@@ -371,15 +376,13 @@ def _block_scalar(
         s, e, b, _ = content[-1]
         if b > e:
             chars.append("\n")
-            starts.append(e)
-            ends.append(b)
+            places.char(e, b)
         if chomp == "+":
             for s2, e2, b2, _ in trailing:
                 if b2 > e2 or s2 < e2:
                     chars.append("\n")
-                    starts.append(e2)
-                    ends.append(b2)
-    return chars, starts, ends
+                    places.char(e2, b2)
+    return chars, places
 
 
 def node_span(node: Any) -> Span:

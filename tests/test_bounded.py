@@ -31,6 +31,17 @@ def test_hostile_case_is_bounded(tmp_path: Path, name: str) -> None:
     assert broken(result) == [], (name, result)
 
 
+@pytest.mark.parametrize("name", ["long-word", "long-word-quoted-var", "long-yaml-scalar"])
+def test_long_words_are_bounded_at_half_size(tmp_path: Path, name: str) -> None:
+    """Words and scalars of 4.5 MiB: character maps are runs, not per-character tables (those
+    took about 125 bytes per input byte, 1.1 GiB for a 9 MiB word)."""
+    d = tmp_path / "case"
+    d.mkdir()
+    args = CASES[name](d, 0.5)
+    result = run_cli(args, d, timeout=60)
+    assert broken(result) == [], (name, result)
+
+
 def test_fifo_side_files_are_refused_without_blocking(tmp_path: Path) -> None:
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from mgpu_lint.runner import read_files
-from mgpu_lint.source import CharMap, SourceFile, Word
+from mgpu_lint.source import CharMap, SourceFile, Span, Word
 from mgpu_lint.sources import extract
 
 from tests.conftest import fixture_files
@@ -123,3 +123,97 @@ def test_charmap_compose() -> None:
     inner = CharMap.linear(1, 2)
     composed = inner.compose(outer)
     assert composed.span(0, 2).start == 12 and composed.span(0, 2).end == 14
+
+
+class _Reference:
+    """Per-character lists: what a CharMap must answer, character by character."""
+
+    def __init__(self, starts: list[int], ends: list[int], tail: int) -> None:
+        self.starts, self.ends, self.tail = starts, ends, tail
+
+    def start(self, i: int) -> int:
+        return self.starts[i] if i < len(self.starts) else self.tail
+
+    def compose(self, outer: "_Reference") -> "_Reference":
+        return _Reference([outer.start(s) for s in self.starts],
+                          [outer.ends[e - 1] for e in self.ends], outer.start(self.tail))
+
+
+def _random_table(rng, parent: int) -> _Reference:
+    """Characters copied, escapes (two parent characters), expansions (many characters from one
+    reference) and gaps, in random order, within ``parent`` characters."""
+    starts: list[int] = []
+    ends: list[int] = []
+    p = 0
+    while p < parent and len(starts) < 40:
+        kind = rng.random()
+        if kind < 0.4:
+            starts.append(p)
+            ends.append(p + 1)
+            p += 1
+        elif kind < 0.6 and p + 2 <= parent:
+            starts.append(p)
+            ends.append(p + 2)
+            p += 2
+        elif kind < 0.8 and p + 3 <= parent:
+            for _ in range(rng.randint(1, 4)):
+                starts.append(p)
+                ends.append(p + 3)
+            p += 3
+        else:
+            p += 1
+    return _Reference(starts, ends, min(p, parent))
+
+
+def _same(ref: _Reference, cmap: CharMap) -> None:
+    n = len(ref.starts)
+    assert cmap.length == n and cmap.tail == ref.tail
+    assert [cmap.start(i) for i in range(n + 1)] == [ref.start(i) for i in range(n + 1)]
+    assert [cmap.end(i) for i in range(n)] == ref.ends
+
+
+def test_charmap_runs_answer_as_per_character_tables() -> None:
+    """Maps are stored as runs; every start, end, slice and composition is the one the
+    per-character table gives."""
+    import random
+
+    rng = random.Random(20)
+    for _ in range(500):
+        ref = _random_table(rng, rng.randint(0, 60))
+        cmap = CharMap.table(ref.starts, ref.ends, ref.tail)
+        _same(ref, cmap)
+        n = len(ref.starts)
+        i = rng.randint(0, n)
+        j = rng.randint(i, n)
+        _same(_Reference(ref.starts[i:j], ref.ends[i:j], ref.start(j)),
+              cmap.slice(i, j, tail=ref.start(j)))
+        if n:
+            inner = _random_table(rng, n)
+            composed = CharMap.table(inner.starts, inner.ends, inner.tail).compose(cmap)
+            _same(inner.compose(ref), composed)
+
+
+def test_long_words_keep_exact_positions_in_a_few_runs() -> None:
+    """A 1 MiB shell word with an expansion and escapes inside double quotes, and the same value
+    as a YAML double-quoted scalar: each character maps to its place, and the map's size is the
+    number of places where the mapping changes, not the word's length."""
+    n = 1 << 20
+    text = f'X=yz\nvllm serve "a{"b" * n}$X\\"c{"d" * n}"\n'
+    words = _words(text, "shell")
+    w = words[0]
+    assert w.text == "a" + "b" * n + "yz" + '"c' + "d" * n
+    assert w.cmap.runs <= 6
+    body = text.index('"a') + 1
+    assert w.cmap.start(0) == body and w.cmap.start(n) == body + n
+    ref = text.index("$X")
+    assert w.sub(n + 1, n + 3) == Span(ref, ref + 2)  # the expansion: its reference
+    assert w.sub(n + 3, n + 4) == Span(ref + 2, ref + 4)  # \" : the escape
+    assert w.sub(len(w.text) - 1) == Span(len(text) - 3, len(text) - 2)
+
+    doc = ('kind: Pod\napiVersion: v1\nspec:\n  containers:\n  - image: vllm/vllm-openai:v0.30.0\n'
+           f'    args: ["m", "--served-model-name", "a{"b" * n}\\tc"]\n')
+    y = _words(doc, "yaml")[2]
+    assert y.text == "a" + "b" * n + "\tc" and y.cmap.runs <= 3
+    esc = doc.index("\\t")
+    assert y.sub(n + 1, n + 2) == Span(esc, esc + 2)
+    assert doc[y.cmap.start(n)] == "b" and y.cmap.start(n + 2) == esc + 2

@@ -382,6 +382,11 @@ def _first_error(exc: ValidationError) -> str:
     return f"{where}: {err['msg']}" if where else err["msg"]
 
 
+# A path component is at most 255 bytes (NAME_MAX in linux/limits.h; ENAMETOOLONG beyond) and a
+# Hugging Face repository name far less, so a longer component names no model file or repository.
+_MAX_NAME = 255
+
+
 def resolve_model(ref: str, extra: Mapping[str, Any] | None = None) -> ModelMatch | None:
     """The shape of the model ``ref`` names, or None.
 
@@ -393,6 +398,8 @@ def resolve_model(ref: str, extra: Mapping[str, Any] | None = None) -> ModelMatc
     """
     index = _model_index(_frozen(extra))
     for name in _candidate_names(ref.strip()):
+        if len(name) > _MAX_NAME:
+            continue  # no file or repository has that name; searching it costs time per byte
         gguf_type = _gguf_type_in(name)
         key = _model_key(_strip_file(name, gguf_type))
         shape = index.get(key)

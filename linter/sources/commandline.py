@@ -509,11 +509,7 @@ def _docker_run(words: list[Word], scope: Scope) -> Found:
 def sub_word(word: Word, start: int, end: int | None = None) -> Word:
     """Characters [start, end) of a word as a word of their own (same positions)."""
     end = len(word.text) if end is None else end
-    if word.cmap.starts is None:
-        cmap = CharMap.linear(word.cmap.base + start, end - start)
-    else:
-        cmap = CharMap.table(word.cmap.starts[start:end], word.cmap.ends[start:end],
-                             word.cmap.start(end))
+    cmap = word.cmap.slice(start, end)
     return Word(word.text[start:end], cmap, word.quoted, word.unresolved)
 
 

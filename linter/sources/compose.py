@@ -17,7 +17,7 @@ from .. import safeio
 from ..findings import Finding
 from ..launch import Context, EnvVar, GpuRequest, Located, Port
 from ..shell import split_commands
-from ..source import CharMap, SourceFile, Span, VarRef, Word
+from ..source import MapBuilder, SourceFile, Span, VarRef, Word
 from .commandline import (
     Found,
     Scope,
@@ -90,16 +90,13 @@ def _interpolate(doc: Doc, node: Any, variables: dict[str, str]) -> Word:
         return Word(text, seg.cmap, quoted=bool(node.style))
     cm = seg.cmap
     chars: list[str] = []
-    starts: list[int] = []
-    ends: list[int] = []
+    places = MapBuilder()
     unresolved: list[VarRef] = []
     pos = 0
 
     def copy(i: int, j: int) -> None:
-        for k in range(i, j):
-            chars.append(text[k])
-            starts.append(cm.start(k))
-            ends.append(cm.end(k))
+        chars.append(text[i:j])
+        places.extend(cm, i, j)
 
     for m in _INTERP.finditer(text):
         copy(pos, m.start())
@@ -107,8 +104,7 @@ def _interpolate(doc: Doc, node: Any, variables: dict[str, str]) -> Word:
         pos = m.end()
         if m.group(0) == "$$":
             chars.append("$")
-            starts.append(s)
-            ends.append(e)
+            places.char(s, e)
             continue
         name = m.group(1) or m.group(4)
         op, default = m.group(2), m.group(3) or ""
@@ -123,11 +119,9 @@ def _interpolate(doc: Doc, node: Any, variables: dict[str, str]) -> Word:
             unresolved.append(VarRef(name, Span(s, e)))
             continue
         chars.append(value)
-        starts.extend([s] * len(value))
-        ends.extend([e] * len(value))
+        places.const(s, e, len(value))
     copy(pos, len(text))
-    return Word("".join(chars), CharMap.table(starts, ends, cm.tail), bool(node.style),
-                tuple(unresolved))
+    return Word("".join(chars), places.build(cm.tail), bool(node.style), tuple(unresolved))
 
 
 def extract_compose(doc: Doc, root: Any, found: Found) -> None:

@@ -11,11 +11,12 @@ import re
 from dataclasses import dataclass, field
 
 from ..launch import Context, EnvVar, Located
-from ..source import CharMap, SourceFile, Word
+from ..source import CharMap, MapBuilder, SourceFile, Word
 from .commandline import Found, Scope, find_launches, launch_from_image, search_script
 
 _INSTR = re.compile(r"^\s*([A-Za-z]+)(\s+|$)")
 _ESCAPE_DIRECTIVE = re.compile(r"^#\s*escape\s*=\s*([\\`])\s*$", re.I)
+_JSON_PLAIN = re.compile(r'[^"\\]+')  # a JSON string's characters up to a quote or an escape
 _JSON_ESC = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 
 
@@ -60,16 +61,15 @@ def _instructions(text: str) -> list[_Instruction]:
             i += 1
             continue
         chars: list[str] = []
-        starts: list[int] = []
+        places = MapBuilder()  # each character of the logical line: one file character
         start_line = i
         while True:
             body = lines[i].rstrip("\r")
             cont = body.rstrip(" \t").endswith(escape)
             if cont:
                 body = body.rstrip(" \t")[:-1]
-            for k, ch in enumerate(body):
-                chars.append(ch)
-                starts.append(offsets[i] + k)
+            chars.append(body)
+            places.linear(offsets[i], len(body))
             i += 1
             if not cont:
                 break
@@ -78,17 +78,17 @@ def _instructions(text: str) -> list[_Instruction]:
             if i >= len(lines):
                 break
             chars.append(" ")
-            starts.append(offsets[i] - 1)
+            places.linear(offsets[i] - 1, 1)
         logical = "".join(chars)
         m = _INSTR.match(logical)
         if not m:
             continue
         arg_start = m.end()
-        sub_starts = starts[arg_start:]
-        ends = [s + 1 for s in sub_starts]
-        tail = (sub_starts[-1] + 1) if sub_starts else (starts[-1] + 1 if starts else 0)
+        full = places.build(0)
+        n = len(logical)
+        tail = full.end(n - 1) if n else 0
         result.append(_Instruction(m.group(1).upper(), logical[arg_start:],
-                                   CharMap.table(sub_starts, ends, tail), offsets[start_line]))
+                                   full.slice(arg_start, n, tail=tail), offsets[start_line]))
     return result
 
 
@@ -117,8 +117,7 @@ def _json_array(ins: _Instruction) -> list[Word] | None:
             return None
         i += 1
         chars: list[str] = []
-        starts: list[int] = []
-        ends: list[int] = []
+        places = MapBuilder()
         while i < n and text[i] != '"':
             if text[i] == "\\":
                 if i + 1 >= n:
@@ -126,26 +125,24 @@ def _json_array(ins: _Instruction) -> list[Word] | None:
                 e = text[i + 1]
                 if e in _JSON_ESC:
                     chars.append(_JSON_ESC[e])
-                    starts.append(ins.cmap.start(i))
-                    ends.append(ins.cmap.end(i + 1))
+                    places.char(ins.cmap.start(i), ins.cmap.end(i + 1))
                     i += 2
                     continue
                 if e == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", text[i + 2:i + 6]):
                     chars.append(chr(int(text[i + 2:i + 6], 16)))
-                    starts.append(ins.cmap.start(i))
-                    ends.append(ins.cmap.end(i + 5))
+                    places.char(ins.cmap.start(i), ins.cmap.end(i + 5))
                     i += 6
                     continue
                 return None
-            chars.append(text[i])
-            starts.append(ins.cmap.start(i))
-            ends.append(ins.cmap.end(i))
-            i += 1
+            j = _JSON_PLAIN.match(text, i).end()  # type: ignore[union-attr]
+            chars.append(text[i:j])
+            places.extend(ins.cmap, i, j)
+            i = j
         if i >= n:
             return None
         tail = ins.cmap.start(i)
         i += 1
-        words.append(Word("".join(chars), CharMap.table(starts, ends, tail) if chars
+        words.append(Word("".join(chars), places.build(tail) if chars
                           else CharMap(tail, 0, tail=tail), quoted=True))
         skip()
         if i < n and text[i] == ",":
@@ -185,10 +182,8 @@ def extract_dockerfile(source: SourceFile) -> Found:
                 continue
             image_text = words[0]
             at = ins.text.find(image_text)
-            image = Word(image_text, CharMap.table(
-                [ins.cmap.start(k) for k in range(at, at + len(image_text))],
-                [ins.cmap.end(k) for k in range(at, at + len(image_text))],
-                ins.cmap.start(at + len(image_text))))
+            image = Word(image_text, ins.cmap.slice(at, at + len(image_text),
+                                                    tail=ins.cmap.start(at + len(image_text))))
             alias = words[2] if len(words) >= 3 and words[1].lower() == "as" else None
             parent = next((s for s in stages if s.alias and s.alias == image_text), None)
             stage = _Stage(image=image, alias=alias, inherited=parent)

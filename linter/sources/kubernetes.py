@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..launch import Context, EnvVar, GpuRequest, HpaInfo, Located, Port, ServiceInfo
-from ..source import CharMap, Span, VarRef, Word
+from ..source import MapBuilder, Span, VarRef, Word
 from .commandline import Found, Scope, find_launches, launch_from_image, parse_size
 from .kserve import LLMISVC_KINDS, MAIN_CONTAINER, PRESET_PROBES, PRESET_SHM
 from .yamlnodes import (
@@ -228,42 +228,32 @@ def _expand_k8s(doc: Doc, node: Any, env: dict[str, EnvVar]) -> Word:
     if "$" not in text:
         return Word(text, seg.cmap, quoted=bool(node.style))
     chars: list[str] = []
-    starts: list[int] = []
-    ends: list[int] = []
+    places = MapBuilder()
     unresolved = []
     pos = 0
     cm = seg.cmap
     for m in _K8S_VAR.finditer(text):
-        for i in range(pos, m.start()):
-            chars.append(text[i])
-            starts.append(cm.start(i))
-            ends.append(cm.end(i))
+        chars.append(text[pos:m.start()])
+        places.extend(cm, pos, m.start())
         s, e = cm.start(m.start()), cm.end(m.end() - 1)
         if m.group(0) == "$$":
             chars.append("$")
-            starts.append(s)
-            ends.append(e)
+            places.char(s, e)
         else:
             var = env.get(m.group(1))
             if var is not None and var.value is not None:
                 chars.append(var.value)
-                starts.extend([s] * len(var.value))
-                ends.extend([e] * len(var.value))
+                places.const(s, e, len(var.value))
             else:
                 # kubelet leaves a reference it cannot expand as it is; envFrom, a secret or a
                 # configMap may define it, so its value stays unknown (never guessed)
-                for i in range(m.start(), m.end()):
-                    chars.append(text[i])
-                    starts.append(cm.start(i))
-                    ends.append(cm.end(i))
+                chars.append(text[m.start():m.end()])
+                places.extend(cm, m.start(), m.end())
                 unresolved.append(VarRef(m.group(1), Span(s, e)))
         pos = m.end()
-    for i in range(pos, len(text)):
-        chars.append(text[i])
-        starts.append(cm.start(i))
-        ends.append(cm.end(i))
-    return Word("".join(chars), CharMap.table(starts, ends, cm.tail), bool(node.style),
-                tuple(unresolved))
+    chars.append(text[pos:])
+    places.extend(cm, pos, len(text))
+    return Word("".join(chars), places.build(cm.tail), bool(node.style), tuple(unresolved))
 
 
 def _gpus(doc: Doc, container: Any) -> tuple[GpuRequest | None, Located | None]:

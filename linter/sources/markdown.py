@@ -12,7 +12,7 @@ import re
 from typing import TYPE_CHECKING
 
 from ..launch import Context
-from ..source import CharMap, SourceFile, Word
+from ..source import CharMap, MapBuilder, SourceFile, Word
 from .commandline import Scope, search_script
 from .yamlnodes import Doc
 
@@ -59,18 +59,15 @@ def _blocks(text: str):  # type: ignore[no-untyped-def]
 
 def _segment(lines: list[tuple[int, str]]) -> Word:
     chars: list[str] = []
-    starts: list[int] = []
-    ends: list[int] = []
+    places = MapBuilder()
     for offset, line in lines:
-        for k, ch in enumerate(line):
-            chars.append(ch)
-            starts.append(offset + k)
-            ends.append(offset + k + 1)
-        chars.append("\n")
-        starts.append(offset + len(line))
-        ends.append(offset + len(line) + 1)
-    tail = ends[-1] if ends else 0
-    return Word("".join(chars), CharMap.table(starts, ends, tail) if chars else CharMap(0, 0))
+        # the line and the break after it, each character from its own place
+        chars.append(line + "\n")
+        places.linear(offset, len(line) + 1)
+    if not chars:
+        return Word("", CharMap(0, 0))
+    last_offset, last_line = lines[-1]
+    return Word("".join(chars), places.build(last_offset + len(last_line) + 1))
 
 
 def _commands_only(lines: list[tuple[int, str]], prompt: re.Pattern[str]) -> list[tuple[int, str]]:

@@ -28,7 +28,7 @@ from ..launch import (
     Launch,
     Located,
 )
-from ..source import CharMap, VarRef, Word
+from ..source import MapBuilder, VarRef, Word
 from .commandline import Found, Scope, gpus_from_visible_devices, search_script
 from .yamlnodes import Doc, get, get_str, is_scalar, is_seq, pairs
 
@@ -61,17 +61,15 @@ def _synthetic(text: str, value: Word | None, at: Any, doc: Doc) -> Word:
     """``--flag=`` + value: the flag's characters map to ``at``'s node, the value's to its own
     characters."""
     head_span = doc.span(at)
-    starts = [head_span.start] * len(text)
-    ends = [head_span.end] * len(text)
+    places = MapBuilder()
+    places.const(head_span.start, head_span.end, len(text))
     unresolved: tuple[VarRef, ...] = ()
     full = text
     if value is not None:
         full += value.text
-        for k in range(len(value.text)):
-            starts.append(value.cmap.start(k))
-            ends.append(value.cmap.end(k))
+        places.extend(value.cmap)
         unresolved = value.unresolved
-    return Word(full, CharMap.table(starts, ends, head_span.end), False, unresolved)
+    return Word(full, places.build(head_span.end), False, unresolved)
 
 
 def _kubeai_model(doc: Doc, root: Any, base: Context, found: Found) -> None:
@@ -88,9 +86,7 @@ def _kubeai_model(doc: Doc, root: Any, base: Context, found: Found) -> None:
         if w.text.startswith("hf://"):
             k = len("hf://")
             cm = w.cmap
-            model = Word(w.text[k:], CharMap.table([cm.start(i) for i in range(k, len(w.text))],
-                                                   [cm.end(i) for i in range(k, len(w.text))],
-                                                   cm.tail))
+            model = Word(w.text[k:], cm.slice(k, len(w.text), tail=cm.tail))
         else:
             # s3://, gs://, pvc:// …: vLLM gets a local path the controller chooses
             model = Word(w.text, w.cmap, False, (VarRef("spec.url", w.span),))

@@ -290,7 +290,7 @@ def lint_main(argv: Sequence[str], prog: str = PROG) -> int:
     fmt = args["output_format"] or "text"
     if args["statistics"] and fmt not in ("text", "json"):
         return usage_error(prog, "--statistics prints a table (text) or JSON, not " + fmt)
-    from .runner import Options
+    from .options import Options
 
     options = Options(select=args["select"], ignore=args["ignore"],
                       extend_select=args["extend_select"], gpu=args["gpu"],

@@ -16,6 +16,7 @@ from .source import SourceFile, Span
 if TYPE_CHECKING:
     from .config import Settings
     from .engines import Invocation
+    from .facts.peers import GpuPeer
     from .resolve import GpuFacts, Layout, ModelFacts
 
 
@@ -32,7 +33,7 @@ class Deployment:
     gpu: "GpuFacts | None" = None
     services: tuple[ServiceInfo, ...] = ()  # Services whose selector matches the pod
     hpas: tuple[HpaInfo, ...] = ()  # HPAs whose target is the launch's object
-    peers: tuple[Launch, ...] = ()  # other launches of the same file
+    gpu_peers: tuple["GpuPeer", ...] = ()  # earlier launches of the file on one of its GPUs
 
     def derived(self, key: str, compute: Callable[["Deployment"], T]) -> T:
         """A fact derived from this deployment, computed once and shared by the rules that

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import traceback
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any
@@ -49,3 +50,11 @@ class Finding:
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.source.path, self.span.start, self.span.end, self.code)
+
+
+def internal_error(source: SourceFile, exc: BaseException) -> Finding:
+    where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+    loc = f" at {where.filename.rsplit('/', 1)[-1]}:{where.lineno}" if where else ""
+    return Finding("MG000", Severity.ERROR,
+                   f"internal error while linting this file: {type(exc).__name__}: {exc}{loc}",
+                   source, Span(0, 0), hint="please report this with the file attached")

@@ -36,7 +36,8 @@ from . import __version__
 from .config import CONFIG_NAMES, ConfigError, find_for_directory
 from .discover import kind_by_content, kind_by_name
 from .findings import Finding, Severity
-from .runner import Options, lint
+from .options import Options
+from .runner import lint
 from .source import SourceFile, Span
 
 if TYPE_CHECKING:

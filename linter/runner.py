@@ -7,13 +7,14 @@ that file (an internal error the user should report), never a traceback.
 from __future__ import annotations
 
 import os
-import traceback
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
+from .analyze import FileSet, analyze
 from .discover import candidates, kind_by_name, read_source
-from .findings import Finding, Severity
+from .findings import Finding, Severity, internal_error
 from .launch import HpaInfo, Launch, ServiceInfo
+from .options import Options
 from .prepass import may_matter
 from .source import SourceFile, Span
 from .sources import FileResult, extract
@@ -41,12 +42,6 @@ class RunResult:
         return [h for f in self.files for h in f.hpas]
 
 
-def internal_error(source: SourceFile, exc: BaseException) -> Finding:
-    where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
-    loc = f" at {where.filename.rsplit('/', 1)[-1]}:{where.lineno}" if where else ""
-    return Finding("MG000", Severity.ERROR,
-                   f"internal error while linting this file: {type(exc).__name__}: {exc}{loc}",
-                   source, Span(0, 0), hint="please report this with the file attached")
 
 
 def extract_file(source: SourceFile) -> FileResult:
@@ -142,20 +137,6 @@ def read_files(paths: list[str], stdin_text: str | None = None,
     return run
 
 
-@dataclass(frozen=True)
-class Options:
-    """Command-line choices that override the configuration."""
-
-    select: list[str] | None = None
-    ignore: list[str] | None = None
-    extend_select: list[str] | None = None
-    gpu: str | None = None
-    gpus_per_node: int | None = None
-    target_version: str | None = None
-    config: "LoadedConfig | None" = None
-    exclude: list[str] | None = None
-    extend_exclude: list[str] | None = None
-    force_exclude: bool = False
 
 
 def selector(options: Options, cfg: "LoadedConfig", path: str) -> Callable[[str], bool]:
@@ -178,7 +159,6 @@ def lint(paths: list[str], options: Options, stdin_text: str | None = None,
          stdin_filename: str | None = None, command: str | None = None) -> RunResult:
     """Everything: read, find launches, analyse them, apply configuration and suppressions."""
     from . import suppress
-    from .analyze import FileSet, analyze
     from .config import config_for
 
     max_bytes = options.config.settings.max_file_size if options.config else None

@@ -11,10 +11,11 @@ import os
 from collections.abc import Iterator
 
 from mgpu_lint.deployment import Deployment
+from mgpu_lint.facts.peers import physical_gpus
 from mgpu_lint.findings import Finding, Related, Severity
 from mgpu_lint.fixes import Fix, mirror_gpu_request, set_gpu_count
-from mgpu_lint.launch import VLLM, Launch
-from mgpu_lint.resolve import VISIBLE_DEVICE_VARS, Layout, node_gpus
+from mgpu_lint.launch import VLLM
+from mgpu_lint.resolve import Layout, node_gpus
 from mgpu_lint.sizing.display import fixed
 from mgpu_lint.sizing.parallel import EXAMPLE_9_WORK, route_requests
 from mgpu_lint.source import Span
@@ -549,33 +550,6 @@ def data_parallel_routing(d: Deployment) -> Iterator[Finding]:
     )
 
 
-def _physical_gpus(la: Launch) -> tuple[frozenset[str], Span | None] | None:
-    """The host GPU ids a launch runs on, when the file states them (compose/docker device
-    ids, CUDA_VISIBLE_DEVICES on the host or within all GPUs); None when the scheduler picks
-    (Kubernetes) or the file does not say."""
-    ctx = la.context
-    if ctx.kind == "k8s":
-        return None
-    req = ctx.gpus
-    cvd = next((la.env[k] for k in VISIBLE_DEVICE_VARS if k in la.env), None)
-    visible = [x.strip() for x in cvd.value.split(",") if x.strip()] \
-        if cvd is not None and cvd.value is not None and cvd.value.strip() != "all" else None
-    if req is None:
-        return (frozenset(visible), cvd.span) if visible and cvd is not None else None
-    if req.origin in VISIBLE_DEVICE_VARS:
-        return frozenset(req.device_ids), req.span
-    if req.device_ids:
-        base = list(req.device_ids)
-        if visible is None or cvd is None:
-            return frozenset(base), req.span
-        if not all(v.isdigit() and int(v) < len(base) for v in visible):
-            return None
-        return frozenset(base[int(v)] for v in visible), cvd.span
-    if visible and cvd is not None and req.count is None:
-        return frozenset(visible), cvd.span
-    return None
-
-
 @rule("MG108", "gpu-shared-between-launches", Severity.ERROR,
       "two vLLM engines on the same GPU reserve more than all of its memory")
 def gpu_shared_between_launches(d: Deployment) -> Iterator[Finding]:
@@ -594,23 +568,19 @@ def gpu_shared_between_launches(d: Deployment) -> Iterator[Finding]:
     Use instead: give each engine its own GPU, or lower the utilisations so they sum to at
     most 1.
     """
-    from mgpu_lint.engines import parse_launch
-
     if d.engine != VLLM:
         return
-    mine = _physical_gpus(d.launch)
+    mine = physical_gpus(d.launch)
     util = d.inv.gpu_memory_utilization
     if mine is None or not util.known or not isinstance(util.value, (int, float)):
         return
     ids, span = mine
-    for peer in d.peers:
-        if peer.engine != VLLM or peer.program.span.start >= d.program_span.start:
-            continue  # report once, on the later launch
-        theirs = _physical_gpus(peer)
-        if theirs is None or not ids & theirs[0]:
+    for gp in d.gpu_peers:  # earlier launches of the file on one of these GPUs (report once)
+        peer = gp.launch
+        if peer.engine != VLLM:
             continue
-        peer_inv, _ = parse_launch(peer, d.settings.target_version)
-        peer_util = peer_inv.gpu_memory_utilization
+        theirs = (gp.ids, gp.span)
+        peer_util = gp.inv.gpu_memory_utilization
         if not peer_util.known or not isinstance(peer_util.value, (int, float)):
             continue
         total = util.value + peer_util.value

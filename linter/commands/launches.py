@@ -12,7 +12,7 @@ from ..launch import VLLM, Launch
 
 if TYPE_CHECKING:
     from ..analyze import FileSet
-    from ..runner import Options
+    from ..options import Options
 
 
 class OutputFormat(str, Enum):
@@ -30,22 +30,13 @@ def resolved(la: Launch, options: Options, fileset: FileSet) -> dict[str, Any] |
     the memory as vLLM would budget it (integer bytes; null where unknown)."""
     if la.engine != VLLM:
         return None
-    import dataclasses
-
+    from ..analyze import deployment
     from ..config import config_for
-    from ..deployment import Deployment
-    from ..engines import parse_launch
-    from ..resolve import gpu_facts, layout, model_facts
     from ..sizing import memory as mem
     from ..sizing.vllm_launch import launch_memory
 
-    settings = config_for(la.source.path, options.config).settings
-    if options.target_version:
-        settings = dataclasses.replace(settings, target_version=options.target_version)
-    inv, _ = parse_launch(la, settings.target_version)
-    d = Deployment(launch=la, inv=inv, settings=settings, layout=layout(inv),
-                   model=model_facts(inv, la, settings),
-                   gpu=gpu_facts(la, settings, options.gpu, options.gpus_per_node))
+    d, _ = deployment(la, config_for(la.source.path, options.config).settings, options, fileset)
+    inv = d.inv
     lay, g, model = d.layout, d.gpu, d.model
     memory: dict[str, Any] = dict.fromkeys(MEMORY_KEYS)
     length = None
@@ -204,7 +195,8 @@ def register(app: typer.Typer) -> None:
 
         from ..analyze import FileSet
         from ..config import ConfigError, find_for_directory, load_file, normalise_target_version
-        from ..runner import Options, read_files
+        from ..options import Options
+        from ..runner import read_files
 
         try:
             explicit = load_file(config) if config else None

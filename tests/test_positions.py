@@ -15,13 +15,14 @@ ESCAPES = {"\\", "'", '"', "$", "{", "}", "("}
 def _check_word(text: str, word: Word, operator: bool = False) -> None:
     """Each character of the word's value comes from the file text at its mapped range: the same
     character, an escape sequence, or a variable reference that expanded to it.  A flag an
-    operator adds (KubeAI's `--model=` before the repo of spec.url) maps to the field it comes
+    operator adds (KubeAI's `--model=` before the repo of spec.url, Ray Serve LLM's
+    `--enable-chunked-prefill` for `enable_chunked_prefill: true`) maps to the field it comes
     from; its value's characters are checked like any other."""
     refs = [v.span for v in word.unresolved]
     skip = 0
-    if operator and word.text.startswith("--") and "=" in word.text and \
+    if operator and word.text.startswith("--") and \
             not text[word.cmap.start(0):].startswith("--"):
-        skip = word.text.index("=") + 1
+        skip = word.text.index("=") + 1 if "=" in word.text else len(word.text)
     for i, ch in enumerate(word.text):
         if i < skip:
             continue

@@ -99,3 +99,37 @@ def test_llmisvc_findings(capsys):
     # the preset's probes, /dev/shm and download are not the user's to fix
     for code in ("MG702", "MG105", "MG703", "MG004", "MG005", "Traceback"):
         assert code not in out, out
+
+
+RAYSERVICE = "fixtures/operators/rayservice-llm.yaml"
+
+
+def test_rayservice_serve_llm_entries_are_engines(capsys):
+    llama, qwen = _launches(capsys, RAYSERVICE)  # the custom application is not read
+    assert llama["at"] == "15:13"  # model_loading_config, inside serveConfigV2
+    words = {w["word"]: w["at"] for w in llama["argv"]}
+    # positions inside the YAML string embedded in the YAML file
+    assert words["--model=meta-llama/Llama-3.1-8B-Instruct"] == "17:29"
+    assert words["--tensor-parallel-size=3"] == "19:15"
+    assert words["--enable-chunked-prefill"] == "21:15"
+    # `false` reaches vLLM from Python, not as a word: unknown, never `--flag=false`
+    assert words["$engine_kwargs.enable_prefix_caching"] == "22:38"
+    assert llama["gpus"]["count"] == 4  # the GPU worker group's pods
+    # model_id is the model when model_source is absent; the rejected key is not a flag
+    assert [w["word"] for w in qwen["argv"]] == ["--model=Qwen/Qwen2.5-7B-Instruct",
+                                                 "--served-model-name=Qwen/Qwen2.5-7B-Instruct"]
+
+
+def test_rayservice_findings(capsys):
+    out = _lint(capsys, RAYSERVICE)
+    lines = [ln for ln in out.splitlines() if ln.startswith(RAYSERVICE)]
+    assert any(":19:37: MG102 [error]" in ln for ln in lines), out  # tp 3, 32 heads
+    # Ray Serve LLM takes exact field names: an abbreviation is refused, not resolved
+    assert any(":29:15: MG004 [error]" in ln and "tensor_parallel_size" not in ln
+               for ln in lines), out
+    assert "MG013" not in out and "MG006" not in out
+    # the Ray images' HOME, and HF_HUB_OFFLINE from runtime_env for the second entry
+    assert sum(": MG703 " in ln for ln in lines) == 1 and "/home/ray/.cache" in out
+    # KubeRay injects probes and /dev/shm; the Ray cluster's GPUs are not compared per pod
+    for code in ("MG702", "MG105", "MG101", "Traceback"):
+        assert code not in out, out

@@ -97,6 +97,11 @@ def extract_object(doc: Doc, root: Any, found: Found, services: list, hpas: list
         extract_operator(doc, root, base, found)
     from .kserve import extract_llmisvc, handled_containers, is_llmisvc
 
+    from .kuberay import extract_rayservice, is_rayservice
+
+    if is_rayservice(root):
+        # Ray Serve LLM applications in spec.serveConfigV2 (sources/kuberay.py)
+        extract_rayservice(doc, root, base, found)
     skip: set[int] = set()
     if is_llmisvc(root):
         # KServe LLMInferenceService: the preset's command runs in `main` (sources/kserve.py)

@@ -94,8 +94,30 @@ def test_layout_and_commands() -> None:
     assert p["commands"]["vllm"] == [
         "vllm serve meta-llama/Llama-3.1-70B-Instruct -tp 4 -dp 2 --max-model-len 8192"]
     assert len(p["commands"]["llama_server"]) == 2
-    assert p["counts_note"] is None  # 4 GPUs either way
     assert p["all_reduce"]["tp"] == 4
+    # the table's 4, the layout's "needs 3" and the commands' 8 GPUs, in one sentence
+    note = p["counts_note"]
+    assert "= 4 GPU(s) for the weights plus the KV cache of 32 users" in note
+    assert "40% of each GPU kept free (3 GPU(s)), rounded up to a power of two: 4 GPU(s)" in note
+    assert note.endswith("the commands fill the 8 GPUs present with 2 replicas of 4")
+
+
+def test_what_vllm_would_leave_on_the_layout() -> None:
+    # the suggested command through vLLM 0.30.0's budget: 0.92 of the 79.19 GiB CUDA reports
+    v = run("--model", "Llama-3.1-70B")["vllm_budget"]
+    assert (v["release"], v["max_model_len"], v["cuda_memory_catalogued"]) == ("0.30.0", 8192,
+                                                                              True)
+    assert v["requested_bytes"] == -(-v["gpu_memory_bytes"] * 92 // 100)
+    assert abs(v["kv_cache_tokens"] / 8192 - v["max_concurrency"]) < 0.01
+    assert 54 <= v["max_concurrency"] < 56  # the textbook note: about 54 users per replica
+    result = runner.invoke(_app(), ["plan", "--model", "Llama-3.1-70B"])
+    assert ("vLLM 0.30.0 with the vllm command below: requests 72.85 GiB of 79.19 GiB per GPU"
+            in result.stdout)
+    # BF16 weights of a 32B model over two 24 GB cards: the command as written does not start
+    q = run("--model", "Qwen/Qwen2.5-32B-Instruct", "--bits", "4.5", "--gpu", "rtx-4090",
+            "--gpus-per-node", "2")["vllm_budget"]
+    assert q["kv_cache_bytes_per_gpu"] <= 0 and not q["cuda_memory_catalogued"]
+    assert run("--model", "meta-llama/Llama-3.1-405B-Instruct")["vllm_budget"] is None
 
 
 def test_multi_node_commands_and_served_name() -> None:

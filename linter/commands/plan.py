@@ -150,23 +150,54 @@ def compute_plan(inp: PlanInput) -> dict[str, Any]:
         }
     plan["commands"] = {"vllm": _vllm_commands(shape, precision, inp, layout),
                         "llama_server": _llama_commands(shape, precision, inp, layout)}
+    plan["vllm_budget"] = _vllm_budget(plan["commands"]["vllm"], gpu, inp)
     return plan
+
+
+def _vllm_budget(commands: list[str], gpu: GpuSpec, inp: PlanInput) -> dict[str, Any] | None:
+    """What vLLM would leave on the layout: the first suggested `vllm serve` command through the
+    lint's own budget (linter/sizing/vllm_budget.py, vLLM's defaults for what the command does
+    not set), with the built-in configuration so the plan does not depend on the directory."""
+    if not commands:
+        return None
+    from ..analyze import FileSet
+    from ..config import DEFAULT
+    from ..runner import Options, read_files
+    from .launches import resolved
+
+    run = read_files([], command=commands[0])
+    if not run.launches:
+        return None
+    dep = resolved(run.launches[0], Options(gpu=gpu.id, gpus_per_node=inp.gpus_per_node,
+                                            config=DEFAULT),
+                   FileSet(run.services, run.hpas, run.launches))
+    if dep is None or dep["memory"]["kv_cache_bytes_per_gpu"] is None:
+        return None
+    return {"release": dep["vllm_release"], "max_model_len": dep["max_model_len"],
+            "cuda_memory_catalogued": dep["gpu"]["cuda_memory_catalogued"], **dep["memory"]}
 
 
 def _counts_note(need: int, layout: Layout, inp: PlanInput, weights: float, usable: float,
                  per_sequence: float) -> str | None:
-    """Why the GPUs for weights + KV cache and the layout's GPUs differ (``per_sequence``: one
-    GPU's KV bytes for one sequence under the layout's tp and pp)."""
-    if not layout.fits or need == layout.gpus:
+    """How the table's GPUs, the layout's "needs N" and the GPUs the commands use relate
+    (``per_sequence``: one GPU's KV bytes for one sequence under the layout's tp and pp)."""
+    if not layout.fits:
+        return None
+    used = layout.gpus * layout.dp
+    if need == layout.gpus == layout.need and used == layout.gpus:
         return None
     room = usable - weights / layout.gpus
     users = max(0, int(room // per_sequence)) if per_sequence > 0 else 0
-    return (f"ceil((weights + KV cache) / usable memory per GPU) = {need} GPU(s) for the weights"
+    text = (f"ceil((weights + KV cache) / usable memory per GPU) = {need} GPU(s) for the weights"
             f" plus the KV cache of {inp.users} users x {inp.context:,} tokens; the layout sizes"
-            f" for the weights alone with 40% of each GPU kept free, rounded up to a power of two:"
-            f" {layout.gpus} GPU(s) per replica,"
+            f" for the weights alone with 40% of each GPU kept free ({layout.need} GPU(s)),"
+            f" rounded up to a power of two: {layout.gpus} GPU(s) per replica,"
             f" whose {inp.usable:.0%} usable memory holds the KV cache of about {users} such"
             f" users")
+    if used > layout.gpus:
+        text += (f"; the commands fill the {used} GPUs present with {layout.dp} replicas of"
+                 f" {layout.gpus}")
+    return text
 
 
 def _notes(shape: ModelShape, gpu: GpuSpec, precision: Precision, inp: PlanInput, need: int,
@@ -309,12 +340,30 @@ def render_text(plan: dict[str, Any]) -> str:
                      f" {fixed(ar['mb_per_gpu'], 1)} MB per GPU per step"
                      + (f", {', '.join(times)}" if times else "")
                      + f" (weight read {fixed(ar['weight_read_ms_per_gpu'], 2)} ms per GPU)")
+    v = plan.get("vllm_budget")
+    if v:
+        lines.append("  " + _vllm_line(v))
     commands = plan["commands"]["vllm"] + plan["commands"]["llama_server"]
     if commands:
         lines += ["", "suggested commands:"] + [f"  {c}" for c in commands]
     if plan["notes"]:
         lines += ["", "notes:"] + [f"  - {n}" for n in plan["notes"]]
     return "\n".join(lines) + "\n"
+
+
+def _vllm_line(v: dict[str, Any]) -> str:
+    """The budget of the suggested vLLM command, in the words of vLLM's start-up log."""
+    from ..sizing.display import gib
+
+    card = gib(v["gpu_memory_bytes"]) + ("" if v["cuda_memory_catalogued"] else
+                                         " (marketed size: CUDA total not catalogued)")
+    head = (f"vLLM {v['release']} with the vllm command below: requests {gib(v['requested_bytes'])}"
+            f" of {card} per GPU, weights {gib(v['weights_bytes_per_gpu'])}")
+    if v["kv_cache_bytes_per_gpu"] <= 0:
+        return head + "; no memory is left for the KV cache: vLLM refuses to start"
+    return (head + f", KV cache {gib(v['kv_cache_bytes_per_gpu'])}: GPU KV cache size"
+            f" {v['kv_cache_tokens']:,} tokens, maximum concurrency for {v['max_model_len']:,}"
+            f" tokens per request {v['max_concurrency']:.2f}x per replica")
 
 
 def register(app: typer.Typer) -> None:

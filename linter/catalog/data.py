@@ -1,0 +1,77 @@
+"""How the catalog data files beside this package are read (``gpus.json``,
+``gguf_types.json``, ``labels.json``): parsed once and cached; the small records they hold.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from pydantic import ValidationError
+
+
+@dataclass(frozen=True)
+class _GgufFileType:
+    bpw: float
+    base_type: str
+    base_bpw: float
+    alias_of: str | None = None
+
+
+@dataclass(frozen=True)
+class _GgufTensorType:
+    block_bytes: int
+    block_weights: int
+    kv_cache: bool
+
+
+@dataclass(frozen=True)
+class _InstanceType:
+    gpu: str
+    count: int | None
+    source: str
+
+
+@dataclass(frozen=True)
+class _Catalog:
+    pcie: dict[str, float]
+    file_types: dict[str, _GgufFileType]
+    tensor_types: dict[str, _GgufTensorType]
+    label_keys: dict[str, tuple[str, ...]]
+    accelerators: dict[str, str]
+    instance_types: dict[str, _InstanceType]
+
+
+def _read(name: str) -> Any:
+    return json.loads(resources.files("mgpu_lint.catalog").joinpath(name).read_text("utf-8"))
+
+
+@cache
+def _catalog() -> _Catalog:
+    gpus, gguf, labels = _read("gpus.json"), _read("gguf_types.json"), _read("labels.json")
+    return _Catalog(
+        pcie={k: float(v) for k, v in gpus["pcie_gbs_per_direction"].items()},
+        file_types={k: _GgufFileType(**v) for k, v in gguf["file_types"].items()},
+        tensor_types={k: _GgufTensorType(**v) for k, v in gguf["tensor_types"].items()},
+        label_keys={k: tuple(v) for k, v in labels["label_keys"].items()},
+        accelerators=dict(labels["accelerators"]),
+        instance_types={k: _InstanceType(**v) for k, v in labels["instance_types"].items()},
+    )
+
+
+def _frozen(extra: Mapping[str, Any] | None) -> str:
+    return json.dumps(extra or {}, sort_keys=True, default=str)
+
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err["loc"])
+    return f"{where}: {err['msg']}" if where else err["msg"]
+
+
+class CatalogError(ValueError):
+    """A user-supplied model or GPU entry that does not validate."""

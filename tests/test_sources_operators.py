@@ -97,7 +97,7 @@ def test_llmisvc_findings(capsys):
     assert any(":11:13: MG101 [error]" in ln for ln in lines), out
     assert sum(": MG101 " in ln for ln in lines) == 1
     # the preset's probes, /dev/shm and download are not the user's to fix
-    for code in ("MG702", "MG105", "MG703", "MG004", "MG005", "Traceback"):
+    for code in ("MG702", "MG701", "MG703", "MG004", "MG005", "Traceback"):
         assert code not in out, out
 
 
@@ -131,5 +131,34 @@ def test_rayservice_findings(capsys):
     # the Ray images' HOME, and HF_HUB_OFFLINE from runtime_env for the second entry
     assert sum(": MG703 " in ln for ln in lines) == 1 and "/home/ray/.cache" in out
     # KubeRay injects probes and /dev/shm; the Ray cluster's GPUs are not compared per pod
-    for code in ("MG702", "MG105", "MG101", "Traceback"):
+    for code in ("MG702", "MG701", "MG101", "Traceback"):
+        assert code not in out, out
+
+
+STACK = "fixtures/operators/production-stack-values.yaml"
+
+
+def test_production_stack_model_specs_are_the_charts_deployments(capsys):
+    llama, qwen, qwen32 = _launches(capsys, STACK)  # disabled, Ray and odd entries skipped
+    assert llama["at"] == "6:11" and llama["entry"] == "vllm serve"
+    words = [(w["word"], w["at"]) for w in llama["argv"]]
+    assert words[0] == ("meta-llama/Llama-3.1-70B-Instruct", "9:15")  # modelURL, positional
+    assert ("--tensor-parallel-size=4", "16:7") in words  # vllmConfig.tensorParallelSize
+    assert words[-2:] == [("--max-num-batched-tokens", "19:20"), ("8192", "19:48")]
+    assert llama["gpus"] == {"count": 2, "origin": "requestGPU", "vendor": "nvidia",
+                             "at": "13:17"}
+    # the chart's own words are not the user's
+    assert not any(w.startswith(("--host", "--port", "--no-enable")) for w, _ in words)
+    assert qwen32["gpus"]["count"] == 2  # resources replaces requestGPU
+
+
+def test_production_stack_findings(capsys):
+    out = _lint(capsys, STACK)
+    lines = [ln for ln in out.splitlines() if ln.startswith(STACK)]
+    assert any(":16:27: MG101 [error]" in ln for ln in lines), out  # tp 4 on requestGPU 2
+    # tp in extraArgs: the chart mounts /dev/shm only with vllmConfig.tensorParallelSize
+    assert any(":26:11: MG701 " in ln for ln in lines), out
+    assert sum(": MG701 " in ln for ln in lines) == 1  # extraVolumes /dev/shm counts
+    # the chart's probes and the PVC that holds HF_HOME (/data)
+    for code in ("MG702", "MG703", "MG004", "Traceback"):
         assert code not in out, out

@@ -15,6 +15,7 @@ from ..yamlsrc import YamlError, compose_documents
 from .commandline import Found, Scope, search_script
 from .compose import extract_compose, is_compose
 from .kubernetes import extract_object, is_kubernetes
+from .prodstack import extract_stack_values, is_stack_values
 from .yamlnodes import Doc
 
 
@@ -109,6 +110,9 @@ def extract_yaml(doc: Doc, result: FileResult) -> None:
                 extract_object(doc, root, found, result.services, result.hpas, result.ignores)
             elif is_compose(root):
                 extract_compose(doc, root, found)
+            elif is_stack_values(root):
+                # vLLM production-stack Helm values (sources/prodstack.py)
+                extract_stack_values(doc, root, found)
     except YamlError as exc:
         helm = _helm_marker(doc.text)
         if helm is not None:

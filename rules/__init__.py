@@ -18,13 +18,14 @@ from . import (
     memory,
     moe,
     operations,
+    placement,
     startup,
     syntax,
 )
 from .registry import Rule
 
 ALL: list[Rule] = sorted(
-    [*files.RULES, *syntax.RULES, *layout.RULES, *interconnect.RULES, *memory.RULES,
+    [*files.RULES, *syntax.RULES, *layout.RULES, *placement.RULES, *interconnect.RULES, *memory.RULES,
      *lora.RULES, *llamacpp_memory.RULES, *moe.RULES, *llamacpp.RULES, *exposure.RULES, *operations.RULES, *startup.RULES],
     key=lambda r: r.code,
 )

@@ -24,12 +24,7 @@ if TYPE_CHECKING:
     from mgpu_lint.source import Span
 
 from .registry import Rule, rule
-
-
-def _model_name(d: Deployment) -> str:
-    """The model as the launch names it (the catalog shape may be a sibling checkpoint)."""
-    return d.model.ref.rstrip("/").rsplit("/", 1)[-1] if d.model is not None else "the model"
-
+from .text import model_name
 
 EPLB_GROUP = 8  # DECISIONS: an EP group of 8 or more without EPLB gets MG404
 # An illustrative run: token copies per device with the two hot experts on device 0
@@ -111,7 +106,7 @@ def moe_experts_sliced(d: Deployment) -> Iterator[Finding]:
         f"{per_rank[-1]}-{per_rank[0]}"
     yield Finding(
         "MG401", Severity.INFO,
-        f"{_model_name(d)} has {shape.experts} experts and no --enable-expert-parallel: its MoE "
+        f"{model_name(d)} has {shape.experts} experts and no --enable-expert-parallel: its MoE "
         f"layers run as {grouping.summary}",
         d.source, _group_span(d, lay),
         math=(_group_math(lay, grouping.group),
@@ -144,7 +139,7 @@ def expert_parallel_on_dense(d: Deployment) -> Iterator[Finding]:
     flag = _spelling(ep, "--enable-expert-parallel")
     yield Finding(
         "MG402", Severity.ERROR,
-        f"{flag} on {_model_name(d)}, which has no experts: vLLM refuses to start (\"Number of "
+        f"{flag} on {model_name(d)}, which has no experts: vLLM refuses to start (\"Number of "
         "experts in the model must be greater than 0 when expert parallelism is enabled\")",
         d.source, ep.flag_span or d.program_span, hint=f"remove {flag}",
     )
@@ -268,7 +263,7 @@ def moe_dp_lockstep(d: Deployment) -> Iterator[Finding]:
     group = moe_grouping(lay.tp.value, lay.dp.value, bool(_ep_enabled(d)), lay.pcp.value)
     yield Finding(
         "MG405", Severity.INFO,
-        f"{_model_name(d)} is a MoE model with dp {lay.dp.value}: the {lay.dp.value} "
+        f"{model_name(d)} is a MoE model with dp {lay.dp.value}: the {lay.dp.value} "
         "engines run their MoE layers in lockstep; idle engines run dummy batches",
         d.source, lay.dp.span or d.program_span,
         math=(_group_math(lay, group.group) + f": {group.summary}",),

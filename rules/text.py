@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 from mgpu_lint.findings import Related, Severity
@@ -54,3 +55,26 @@ def layout_related(d: Deployment) -> tuple[Related, ...]:
 def setting_related(d: Deployment, *settings: Setting) -> tuple[Related, ...]:
     return tuple(Related(d.source, s.span, f"{d.inv.spelling(s)} {s.winner.raw if s.winner else ''}"
                          .strip()) for s in settings if s.given and s.span is not None)
+
+
+def model_name(d: Deployment) -> str:
+    """The model as the launch names it (the catalog shape may be a sibling checkpoint)."""
+    return d.model.ref.rstrip("/").rsplit("/", 1)[-1] if d.model is not None else "the model"
+
+
+def at_line(d: Deployment, span: Span | None) -> str:
+    """` at deploy.yaml:31` (the file's name and the line), or nothing without a place."""
+    if span is None:
+        return ""
+    return f" at {os.path.basename(d.source.path)}:{d.source.line_col(span.start)[0]}"
+
+
+def plural(n: int, word: str = "GPU") -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def receiver(d: Deployment) -> str:
+    """Who gets the GPUs: a container (Kubernetes, compose, docker run) or a command."""
+    ctx = d.context
+    return "the container" if ctx.kind in ("k8s", "compose") or ctx.image is not None \
+        else "the command"

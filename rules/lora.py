@@ -41,12 +41,13 @@ LORA_INFO_SHARE = 0.01  # MG306: below 1% (vLLM's default single rank-16 slot) n
 def lora_reservation(d: Deployment) -> Iterator[Finding]:
     """
     What it does: computes the adapter buffers vLLM allocates on every GPU when LoRA is on:
-    max_loras × max_lora_rank × Σ(in + out) over the adapted projections × layers × 2 bytes
-    (create_lora_weights, vllm/lora/layers/base_linear.py), whatever adapters are loaded. Info
+    max_loras × max_lora_rank slots on every adapted layer, sharded as vLLM shards them under
+    tensor parallelism, plus the embedding and logits slots where the model class has them
+    (create_lora_weights, vllm/lora/layers/*.py, 0.30.0), whatever adapters are loaded. Info
     when the flags are set; a warning when the buffers take over 10% of the KV budget.
 
     Why is this bad? For Llama 3.1 8B, --max-loras 4 --max-lora-rank 64
-    reserves 1.34 GB per GPU that the KV cache does not get. Serving 20 variants as one base
+    reserves 1.48 GB (1.38 GiB) per GPU that the KV cache does not get. Serving 20 variants as one base
     plus rank-16 adapters needs 17.7 GB, against 321.2 GB as merged models. Reservations under
     1% of the KV budget (vLLM's default single rank-16 slot) are not reported.
 
@@ -59,10 +60,17 @@ def lora_reservation(d: Deployment) -> Iterator[Finding]:
             weights_verdict(b)[0] is not None:
         return  # without room for the KV cache the weights are MG301's finding
     g = b.gpu
+    reserved = g.lora
     room = g.usable - g.weights if g.kv_memory_bytes is None else g.kv_memory_bytes
+    if b.real is not None and b.real.budget.lora:
+        # vLLM's own budget: the slots it allocates while loading (linter/sizing/vllm_budget.py
+        # lora_stage_bytes), against the KV budget it would have without them
+        r = b.real.budget
+        reserved = float(r.lora)
+        room = float(r.kv_budget if r.kv_from_flag else r.kv_budget + r.lora)
     if room <= 0:
         return
-    share = g.lora / room
+    share = reserved / room
     warn = share > LORA_WARN_SHARE
     if not warn and (share < LORA_INFO_SHARE or not (inv.max_loras.given or
                                                        inv.max_lora_rank.given)):
@@ -73,12 +81,16 @@ def lora_reservation(d: Deployment) -> Iterator[Finding]:
         return
     adapter = lora_sizing.lora_bytes(rank, modules, b.shape.layers, LORA_BYTES_PER_VALUE)
     math_lines = list(b.lines())
-    math_lines.append(f"LoRA share of the KV budget: {gb(g.lora, 2)} / {gb(room)} = "
+    if reserved != g.lora:
+        math_lines.append(f"vLLM's slots (qkv/o/gate_up/down sharded by tp, the embedding and "
+                          f"logits slots where the model class has them): {gb(reserved, 2)}")
+    math_lines.append(f"LoRA share of the KV budget: {gb(reserved, 2)} / {gb(room)} = "
                       f"{percent(share)}")
     math_lines.append(f"one rank-{rank} adapter: {size(adapter)}")
     served = inv.lora_modules.value if inv.lora_modules.known else None
     count = len(served) if isinstance(served, list) else 0
-    extra: dict[str, Any] = {"lora_share": share, "adapter_bytes": adapter}
+    extra: dict[str, Any] = {"lora_share": share, "adapter_bytes": adapter,
+                             "lora_reserved_bytes": reserved}
     if count > 1:
         base = b.weights_total
         shared = lora_sizing.base_plus_adapters_bytes(count, base, adapter)
@@ -91,11 +103,11 @@ def lora_reservation(d: Deployment) -> Iterator[Finding]:
         if inv.max_loras.given else inv.enable_lora
     span = setting.span or model_span(d)
     if warn:
-        message = (f"{flags} reserve {gb(g.lora, 2)} per GPU for LoRA buffers, "
+        message = (f"{flags} reserve {gb(reserved, 2)} per GPU for LoRA buffers, "
                    f"{percent(share)} of the {gb(room)} the KV cache would get")
         severity = Severity.WARNING
     else:
-        message = (f"{flags} reserve {gb(g.lora, 2)} per GPU for LoRA buffers "
+        message = (f"{flags} reserve {gb(reserved, 2)} per GPU for LoRA buffers "
                    f"({percent(share)} of the KV budget), whatever adapters are loaded")
         severity = Severity.INFO
     yield Finding("MG306", severity, message, d.source, span,

@@ -56,8 +56,10 @@ def weights_exceed_memory(d: Deployment) -> Iterator[Finding]:
 
     Within the uncertainty of the measured terms (0.5 GiB, more when the card's CUDA total is
     not catalogued) the finding is a warning; so is any verdict that rests on a GPU type no
-    file states.  LoRA launches keep the textbook budget (card × utilization − weights −
-    adapter buffers, 5% allowance).
+    file states.  With --enable-lora the weights include the adapter slots vLLM allocates
+    while loading (--max-loras × --max-lora-rank on every linear layer, and on the embeddings
+    where the model class lists them); LoRA on a model class the budget does not follow keeps
+    the textbook budget (card × utilization − weights − adapter buffers, 5% allowance).
 
     Use instead: more tensor- or pipeline-parallel GPUs, a quantized checkpoint (FP8 halves
     BF16), larger GPUs, a higher --gpu-memory-utilization, --enforce-eager (no CUDA-graph
@@ -75,9 +77,11 @@ def weights_exceed_memory(d: Deployment) -> Iterator[Finding]:
     if b.real is not None:
         r = b.real.budget
         _, kind = real_verdict(b)
+        loaded = (f"weights and LoRA buffers ({gib(r.lora)} of them)" if r.lora else
+                  "weights")
         if kind == "card" and not r.kv_from_flag:
             gpus = mem.gpus_needed(b.weights_total, r.gpu_memory)
-            message = (f"weights need {gib(r.weights)} per GPU (tp {b.tp} × pp {b.pp}) but the "
+            message = (f"{loaded} need {gib(r.weights)} per GPU (tp {b.tp} × pp {b.pp}) but the "
                        f"card has {gib(r.gpu_memory)} ({gpu_phrase(d, b.spec)}): the model does "
                        "not load (CUDA out of memory while loading the weights)")
             hint = (f"the weights alone need at least {gpus} GPUs of this type: raise tp/pp, use "
@@ -90,7 +94,7 @@ def weights_exceed_memory(d: Deployment) -> Iterator[Finding]:
                        + (": the KV cache cannot be allocated" if verdict == "exceeds" else ""))
             hint = "lower --kv-cache-memory-bytes, raise tp/pp or use a quantized checkpoint"
         elif verdict == "exceeds":
-            message = (f"the weights load ({gib(r.weights)} per GPU) but nothing is left for the "
+            message = (f"the {loaded} load ({gib(r.weights)} per GPU) but nothing is left for the "
                        f"KV cache ({gib(r.kv_budget)} of {gib(r.requested)} requested on "
                        f"{gpu_phrase(d, b.spec)}): vLLM refuses to start with \"No available "
                        "memory for the cache blocks\" (vllm/v1/core/kv_cache_utils.py "
@@ -98,7 +102,7 @@ def weights_exceed_memory(d: Deployment) -> Iterator[Finding]:
             hint = ("raise --gpu-memory-utilization or tp/pp, use a quantized checkpoint, or "
                     "--enforce-eager to drop the CUDA-graph reserve")
         else:
-            message = (f"the weights ({gib(r.weights)} per GPU) leave {gib(r.kv_budget)} for "
+            message = (f"the {loaded} ({gib(r.weights)} per GPU) leave {gib(r.kv_budget)} for "
                        f"the KV cache of the {gib(r.requested)} vLLM requests on "
                        f"{gpu_phrase(d, b.spec)}: within the {gib(b.real.uncertainty)} this "
                        "estimate can be off, vLLM may find no memory for the cache blocks")

@@ -63,3 +63,47 @@ def test_text_form_prints_vllm_log_lines(capsys: pytest.CaptureFixture[str]) -> 
 def test_bad_gpu_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     code, _ = _run(capsys, "--gpu", "Z9000", "--command", "vllm serve x")
     assert code == 2
+
+
+def test_lora_slots_are_part_of_the_loaded_weights(capsys: pytest.CaptureFixture[str]) -> None:
+    base = "vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 8192"
+    plain = _json(capsys, "--command", base)["memory"]
+    lora = _json(capsys, "--command", f"{base} --enable-lora --max-loras 4 "
+                 "--max-lora-rank 64")["memory"]
+    # 4 slots of rank 64, 2 bytes: per layer A/B of qkv (3 × 4096 | 4096 + 2 × 1024), o_proj
+    # (4096 | 4096), gate_up (2 × 4096 | 2 × 14336), down (14336 | 4096), × 32 layers, plus
+    # embed_tokens (128256 | 4096) and the logits processor (4096 | 128256)
+    per_layer = 64 * (3 * 4096 + 6144 + 4096 + 4096 + 2 * 4096 + 2 * 14336 + 14336 + 4096)
+    embeddings = 2 * 64 * (128256 + 4096)
+    assert lora["weights_bytes_per_gpu"] - plain["weights_bytes_per_gpu"] == \
+        4 * 2 * (32 * per_layer + embeddings)
+    assert lora["kv_cache_bytes_per_gpu"] == plain["kv_cache_bytes_per_gpu"] - \
+        (lora["weights_bytes_per_gpu"] - plain["weights_bytes_per_gpu"])
+
+
+def test_lora_slots_under_tensor_parallelism(capsys: pytest.CaptureFixture[str]) -> None:
+    from mgpu_lint.catalog import knowledge
+    from mgpu_lint.sizing import vllm_budget as vb
+
+    qwen = knowledge.resolve_model("Qwen/Qwen2.5-72B-Instruct").shape
+    slots = vb.LoraSlots(1, 16, 2.0)  # Qwen2ForCausalLM: no embedding slots
+    # tp 2: q 32 heads × 128 and 4 KV heads × 128 per rank, intermediate 29568 / 2
+    per_layer = 16 * (3 * 8192 + 4096 + 2 * 512 + 4096 + 8192 + 2 * 8192 + 2 * 14784 + 14784
+                      + 8192)
+    assert vb.lora_stage_bytes(qwen, slots, 0, 1, 2) == 80 * per_layer * 2
+    sharded = vb.LoraSlots(1, 16, 2.0, fully_sharded=True)
+    assert vb.lora_stage_bytes(qwen, sharded, 0, 1, 2) < vb.lora_stage_bytes(qwen, slots, 0, 1, 2)
+    # pipeline stages: the embedding slots on the first stage, the logits slots on the last
+    llama = knowledge.resolve_model("meta-llama/Llama-3.1-8B-Instruct").shape
+    both = vb.LoraSlots(1, 16, 2.0, embeddings=True)
+    whole = vb.lora_stage_bytes(llama, both, 0, 1, 1)
+    assert vb.lora_stage_bytes(llama, both, 0, 2, 1) + vb.lora_stage_bytes(llama, both, 1, 2, 1) \
+        == whole
+
+
+@pytest.mark.parametrize("flags", ["--lora-target-modules o_proj", "--max-lora-rank 24"])
+def test_lora_the_budget_does_not_follow_keeps_memory_null(
+        capsys: pytest.CaptureFixture[str], flags: str) -> None:
+    dep = _json(capsys, "--command", "vllm serve meta-llama/Llama-3.1-8B-Instruct "
+                f"--max-model-len 8192 --enable-lora {flags}")
+    assert dep["memory"]["kv_cache_tokens"] is None

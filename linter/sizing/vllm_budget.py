@@ -225,6 +225,60 @@ def stage_weights(parts: WeightParts, stage: int, pp: int, tp: int, ep: int = 1,
     return w
 
 
+# --------------------------------------------------------------------------- LoRA slots
+
+
+@dataclass(frozen=True)
+class LoraSlots:
+    """The adapter buffers vLLM allocates with --enable-lora (one slot per --max-loras, each of
+    --max-lora-rank), whatever adapters are loaded later."""
+
+    max_loras: int
+    rank: int
+    bytes_per_value: float  # --lora-dtype; auto follows the model dtype (LoRAConfig)
+    fully_sharded: bool = False  # --fully-sharded-loras
+    embeddings: bool = False  # the model class lists embed_tokens/lm_head as embedding_modules
+
+
+def lora_stage_bytes(shape: ModelShape, lora: LoraSlots, stage: int, pp: int, tp: int) -> int:
+    """LoRA buffers on one GPU of pipeline stage ``stage`` (bytes), as vLLM 0.30.0 allocates them
+    inside load_model (so "Model loading took" includes them: gpu_model_runner.py load_model →
+    load_lora_model → LoRAModelManager._create_lora_modules, every linear layer when no
+    --lora-target-modules is given).  Per decoder layer of a dense Llama-style model
+    (vllm/lora/layers/*.py create_lora_weights), with L slots of rank r:
+
+    - qkv_proj (MergedQKVParallelLinearWithLoRA): A = 3 × L × r × hidden, B = L × r × (q/tp +
+      2 × kv heads per rank × head_dim); gate_up_proj (MergedColumnParallelLinearWithLoRA):
+      A = 2 × L × r × hidden, B = 2 × L × r × intermediate/tp;
+    - o_proj, down_proj (RowParallelLinearWithLoRA): A = L × r × input/tp, B = L × r × hidden;
+    - --fully-sharded-loras splits the column layers' A (r/tp) and the row layers' B (hidden/tp);
+    - with embedding modules: embed_tokens (VocabParallelEmbeddingWithLoRA, first stage)
+      A = L × vocab × r, B = L × hidden × r; the logits processor (LogitsProcessorWithLoRA, last
+      stage) A = L × r × hidden, B = L × vocab × r — the full vocabulary on every tp rank.
+
+    A lower bound: it leaves out the punica metadata (a few MB) and a second embedding slot set
+    that tied-embedding models may get."""
+    layers = pp_partition(shape.layers, pp)[stage]
+    h, hd = shape.hidden, shape.head_dim
+    q = shape.heads // tp * hd
+    kv = max(1, shape.kv_heads // tp) * hd  # QKVParallelLinear: replicated below one head
+    inter = (shape.intermediate or 4 * h) // tp
+    r, loras = lora.rank, lora.max_loras
+    r_col = r // tp if lora.fully_sharded else r
+    h_row = h // tp if lora.fully_sharded else h
+    per_layer = (3 * r_col * h + r * (q + 2 * kv)          # qkv_proj
+                 + r * q + h_row * r                       # o_proj
+                 + 2 * r_col * h + 2 * r * inter           # gate_up_proj
+                 + r * inter + h_row * r)                  # down_proj
+    values = layers * per_layer
+    if lora.embeddings and shape.vocab:
+        if stage == 0:
+            values += shape.vocab * r + h * r
+        if stage == pp - 1:
+            values += r * h + shape.vocab * r
+    return int(loras * values * lora.bytes_per_value)
+
+
 # --------------------------------------------------------------------------- KV cache layout
 
 
@@ -320,7 +374,7 @@ class Inputs:
     enforce_eager: bool = False
     kv_cache_memory_bytes: int | None = None
     offload_bytes: int = 0  # --cpu-offload-gb
-    lora_bytes: int = 0
+    lora: LoraSlots | None = None  # --enable-lora
     device_name: str = ""
     release: str = "0.30.0"
     estimate_cudagraphs_env: str | None = None
@@ -332,7 +386,7 @@ class Budget:
 
     gpu_memory: int
     requested: int
-    weights: int  # the largest stage's weights per GPU
+    weights: int  # the largest stage's weights per GPU (LoRA buffers included)
     activation: int
     non_torch: int
     cudagraph: int
@@ -344,6 +398,7 @@ class Budget:
     max_num_seqs: int
     max_num_batched_tokens: int
     kv_from_flag: bool
+    lora: int = 0  # the LoRA buffers counted in weights
 
     @property
     def max_concurrency(self) -> float:
@@ -429,12 +484,14 @@ def budget(x: Inputs) -> Budget:
     # max_in_flight_tokens (vllm/config/vllm.py): one batch per concurrent step (pp batches)
     in_flight = tokens * max(1, x.pp)
     best: Budget | None = None
-    heaviest = 0
+    heaviest = heaviest_lora = 0
     layer_split = pp_partition(shape.layers, x.pp)
     for stage in range(x.pp):
+        adapters = lora_stage_bytes(shape, x.lora, stage, x.pp, x.tp) if x.lora else 0
         w = max(0, int(stage_weights(parts, stage, x.pp, x.tp, x.ep)) - x.offload_bytes) \
-            + x.lora_bytes
-        heaviest = max(heaviest, w)
+            + adapters
+        if w > heaviest:
+            heaviest, heaviest_lora = w, adapters
         act = activation_peak(shape, tokens, seqs, x.tp, stage == x.pp - 1,
                               x.activation_bits / 8)
         if x.kv_cache_memory_bytes is not None:
@@ -448,7 +505,7 @@ def budget(x: Inputs) -> Budget:
         per_req = blocks_per_request(groups, x.max_model_len, in_flight) if n else 0
         cand = Budget(x.card_bytes, requested, w, act, non_torch, graphs, kv, groups,
                       blocks, per_req, x.max_model_len, seqs, tokens,
-                      x.kv_cache_memory_bytes is not None)
+                      x.kv_cache_memory_bytes is not None, adapters)
         # get_kv_cache_configs: every rank gets the smallest num_blocks among the ranks
         if best is None or cand.blocks < best.blocks or \
                 (cand.blocks == best.blocks and cand.kv_budget < best.kv_budget):
@@ -458,7 +515,7 @@ def budget(x: Inputs) -> Budget:
         best = Budget(best.gpu_memory, best.requested, heaviest, best.activation,
                       best.non_torch, best.cudagraph, best.kv_budget, best.groups, best.blocks,
                       best.blocks_per_request, best.max_model_len, best.max_num_seqs,
-                      best.max_num_batched_tokens, best.kv_from_flag)
+                      best.max_num_batched_tokens, best.kv_from_flag, heaviest_lora)
     return best
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from . import vllm_budget as vb
 
 if TYPE_CHECKING:
-    from ..catalog.knowledge import GpuSpec
+    from ..catalog.knowledge import GpuSpec, ModelShape
     from ..deployment import Deployment
 
 GIB = vb.GIB
@@ -69,8 +69,6 @@ def _compute(d: Deployment, max_model_len: int) -> LaunchMemory | None:
                 inv.decode_context_parallel_size, inv.enable_lora)
     if not all(s.known for s in settings):
         return None
-    if inv.enable_lora.value is True:
-        return None  # LoRA buffers: the existing budget's terms, not modelled here
     dcp = _int(inv.decode_context_parallel_size) or 1
     if dcp > 1:
         return None
@@ -106,6 +104,11 @@ def _compute(d: Deployment, max_model_len: int) -> LaunchMemory | None:
     else:
         act_bits = 32.0 if shape.quantization is None and \
             knowledge.dtype_bits(shape.dtype) == 32.0 else 16.0
+    lora = None
+    if inv.enable_lora.value is True:
+        lora = lora_slots(d, shape, act_bits)
+        if lora is None:
+            return None  # adapters vLLM would size in a way not modelled: the textbook budget
     card, known = card_bytes(g.spec)
     env = d.launch.env.get(ESTIMATE_CUDAGRAPHS_ENV)
     ep = lay.dp.value  # MoE layers flatten tp × dp (FusedMoEParallelConfig)
@@ -114,10 +117,46 @@ def _compute(d: Deployment, max_model_len: int) -> LaunchMemory | None:
                   tp=lay.tp.value, pp=lay.pp.value, ep=ep, activation_bits=act_bits,
                   max_num_seqs=seqs, max_num_batched_tokens=tokens,
                   enforce_eager=inv.enforce_eager.value is True, kv_cache_memory_bytes=kvmem,
-                  offload_bytes=offload_bytes, device_name=g.spec.name,
+                  offload_bytes=offload_bytes, lora=lora, device_name=g.spec.name,
                   release=str(inv.version),
                   estimate_cudagraphs_env=env.value if env is not None else None)
     return LaunchMemory(vb.budget(x), known, str(inv.version), float(util))
+
+
+# vLLM 0.30.0 vllm/config/lora.py: MaxLoRARanks = Literal[1, 8, 16, 32, 64, 128, 256, 320, 512]
+LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
+# Model classes whose LoRA modules lora_stage_bytes follows (dense qkv/o/gate_up/down linear
+# layers), and whether they list embed_tokens/lm_head as embedding_modules (vLLM 0.30.0
+# vllm/model_executor/models/llama.py LlamaForCausalLM and qwen3.py Qwen3ForCausalLM do;
+# qwen2.py Qwen2ForCausalLM and mistral.py MistralForCausalLM do not).
+LORA_FAMILIES = {"llama": True, "qwen3": True, "qwen2": False, "mistral": False}
+LORA_DTYPE_BYTES = {"float16": 2.0, "bfloat16": 2.0, "float32": 4.0}
+
+
+def lora_slots(d: Deployment, shape: ModelShape, activation_bits: float) -> vb.LoraSlots | None:
+    """The adapter slots --enable-lora allocates (None when vLLM would size them in a way the
+    budget does not follow: an unknown model class, MoE, --lora-target-modules, a rank vLLM
+    rejects)."""
+    from ..catalog import knowledge
+
+    inv = d.inv
+    family = LORA_FAMILIES.get(shape.family)
+    if family is None or knowledge.lora_modules(shape) is None:
+        return None
+    loras, rank = _int(inv.max_loras), _int(inv.max_lora_rank)
+    if loras is None or rank is None or loras < 1 or rank not in LORA_RANKS:
+        return None
+    targets, dtype = inv.setting("lora_target_modules"), inv.setting("lora_dtype")
+    sharded = inv.fully_sharded_loras
+    if not (targets.known and dtype.known and sharded.known) or targets.value:
+        return None
+    if dtype.value in (None, "auto"):
+        per_value = activation_bits / 8  # LoRAConfig: auto follows the model dtype
+    elif isinstance(dtype.value, str) and dtype.value in LORA_DTYPE_BYTES:
+        per_value = LORA_DTYPE_BYTES[dtype.value]
+    else:
+        return None
+    return vb.LoraSlots(loras, rank, per_value, sharded.value is True, family)
 
 
 def log_lines(m: LaunchMemory) -> tuple[str, ...]:
@@ -130,7 +169,9 @@ def log_lines(m: LaunchMemory) -> tuple[str, ...]:
     lines = [f"vLLM {m.release}: requested memory ceil({gib(b.gpu_memory)}{card} × "
              f"{m.utilization:g}) "
              f"= {gib(b.requested)} (v1/worker/utils.py request_memory)",
-             f"Model loading took {gib(b.weights)} per GPU; activation peak {gib(b.activation)}; "
+             f"Model loading took {gib(b.weights)} per GPU"
+             + (f" ({gib(b.lora)} of it LoRA buffers)" if b.lora else "")
+             + f"; activation peak {gib(b.activation)}; "
              f"non-torch {gib(b.non_torch)}; CUDA graphs {gib(b.cudagraph)}"]
     if b.kv_from_flag:
         lines.append(f"KV cache memory {gib(b.kv_budget)} (--kv-cache-memory-bytes)")

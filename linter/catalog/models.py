@@ -33,6 +33,8 @@ _DROP = frozenset({
     "gptq",
     "int4", "int8", "bnb", "4bit", "8bit", "w4a16", "w8a8", "w8a16", "nvfp4", "fp4", "mxfp4",
     "bf16", "fp16", "f16",
+    # unsloth's dynamic quantizations repeat their name: unsloth/Qwen3-14B-unsloth-bnb-4bit
+    "unsloth",
 })
 
 
@@ -96,6 +98,10 @@ def _candidate_names(ref: str) -> list[str]:
         if cached.startswith("models--"):
             out.append(cached.split("--")[-1])
     out.append(parts[-1])
+    org, sep, rest = parts[-1].partition("_")
+    if sep and org and rest:
+        # bartowski's GGUF repositories prefix the organisation: Qwen_Qwen3-4B-GGUF
+        out.append(rest)
     return out
 
 

@@ -162,3 +162,21 @@ def test_production_stack_findings(capsys):
     # the chart's probes and the PVC that holds HF_HOME (/data)
     for code in ("MG702", "MG703", "MG004", "Traceback"):
         assert code not in out, out
+
+
+ISVC = "fixtures/operators/kserve-isvc-runtime.yaml"
+
+
+def test_inference_service_runs_the_runtime_it_names(capsys):
+    (la,) = _launches(capsys, ISVC)  # the runtime is not a launch of its own; `elsewhere` none
+    assert la["at"] == "14:18"  # the runtime's command
+    words = [(w["word"], w["at"]) for w in la["argv"]]
+    # runtime args first, then the isvc's; the model is the storageUri's repo
+    assert words[0] == ("--port=8080", "16:11")
+    assert words[2] == ("--model=meta-llama/Llama-3.1-8B-Instruct", "18:11")
+    assert words[3] == ("--tensor-parallel-size=4", "38:15")
+    assert la["gpus"]["count"] == 2 and la["gpus"]["at"] == "40:34"  # the isvc's resources
+    out = _lint(capsys, ISVC)
+    assert ":38:38: MG101 [error]" in out, out
+    for code in ("MG702", "MG701", "MG703", "Traceback"):
+        assert code not in out, out

@@ -14,6 +14,7 @@ from ..source import SourceFile, Span
 from ..yamlsrc import YamlError, compose_documents
 from .commandline import Found, Scope, search_script
 from .compose import extract_compose, is_compose
+from .kserve import extract_isvc, joined_runtime, runtimes_in
 from .kubernetes import extract_object, is_kubernetes
 from .prodstack import extract_stack_values, is_stack_values
 from .yamlnodes import Doc
@@ -104,16 +105,32 @@ def extract_yaml(doc: Doc, result: FileResult) -> None:
     if bare is not None:
         _helm_finding(doc, result, bare.start() + bare.group(0).rfind("{{"))
         return
+    roots: list = []
+    error: YamlError | None = None
     try:
         for root in compose_documents(doc.text):
-            if is_kubernetes(root):
-                extract_object(doc, root, found, result.services, result.hpas, result.ignores)
-            elif is_compose(root):
-                extract_compose(doc, root, found)
-            elif is_stack_values(root):
-                # vLLM production-stack Helm values (sources/prodstack.py)
-                extract_stack_values(doc, root, found)
+            roots.append(root)
     except YamlError as exc:
+        error = exc
+    # a KServe InferenceService runs the ServingRuntime it names: joined when both are here
+    runtimes = runtimes_in(roots)
+    joined: set[int] = set()
+    for root in roots:
+        runtime = joined_runtime(root, runtimes)
+        if runtime is not None and extract_isvc(doc, root, runtime, found):
+            joined.add(id(runtime))
+    for root in roots:
+        if id(root) in joined:
+            continue  # its command is read with the InferenceService that runs it
+        if is_kubernetes(root):
+            extract_object(doc, root, found, result.services, result.hpas, result.ignores)
+        elif is_compose(root):
+            extract_compose(doc, root, found)
+        elif is_stack_values(root):
+            # vLLM production-stack Helm values (sources/prodstack.py)
+            extract_stack_values(doc, root, found)
+    if error is not None:
+        exc = error
         helm = _helm_marker(doc.text)
         if helm is not None:
             _helm_finding(doc, result, helm)

@@ -46,7 +46,7 @@ from ..launch import ENTRY_VLLM_SERVE, VLLM, Context, EnvVar, Launch, Located
 from ..shell import split_commands
 from ..source import CharMap, VarRef, Word
 from .commandline import Found, compose_word
-from .yamlnodes import Doc, get, get_str, is_map, is_scalar, items
+from .yamlnodes import Doc, get, get_str, is_map, is_scalar, is_seq, items
 
 LLMISVC_API = "serving.kserve.io/"
 LLMISVC_KINDS = ("LLMInferenceService",)
@@ -248,4 +248,141 @@ def _env_name_node(container: Any, key: str) -> Any:
     return get(_env_item(container, key), "name")
 
 
-__all__ = ["extract_llmisvc", "handled_containers", "is_llmisvc"]
+
+
+# --------------------------------------------------------------------------- InferenceService
+#
+# An InferenceService whose predictor names a ServingRuntime / ClusterServingRuntime
+# (`predictor.model.runtime`) runs the runtime's container `kserve-container` merged with the
+# predictor's model container (kserve/kserve v0.20.0,
+# pkg/controller/v1beta1/inferenceservice/utils/utils.go MergeRuntimeContainers): fields the
+# isvc states win (strategic merge: command, image, env by name, resources by key), and the
+# args are the runtime's followed by the isvc's ("isvc extends runtime flags").  The storage
+# initializer downloads `storageUri` to /mnt/models (the runtime's `--model=/mnt/models`).
+
+RUNTIME_KINDS = ("ServingRuntime", "ClusterServingRuntime")
+RUNTIME_CONTAINER = "kserve-container"  # pkg/constants InferenceServiceContainerName
+
+
+def runtimes_in(roots: list[Any]) -> dict[str, Any]:
+    """ServingRuntime/ClusterServingRuntime objects of one file, by name."""
+    out: dict[str, Any] = {}
+    for root in roots:
+        if get_str(root, "kind") in RUNTIME_KINDS and \
+                (get_str(root, "apiVersion") or "").startswith(LLMISVC_API):
+            name = get_str(root, "metadata", "name")
+            if name:
+                out[name] = root
+    return out
+
+
+def joined_runtime(root: Any, runtimes: dict[str, Any]) -> Any:
+    """The runtime an InferenceService's predictor names, when this file holds it."""
+    if get_str(root, "kind") != "InferenceService":
+        return None
+    name = get_str(root, "spec", "predictor", "model", "runtime")
+    return runtimes.get(name) if name else None
+
+
+def _runtime_container(runtime: Any) -> Any:
+    for c in items(get(runtime, "spec", "containers")):
+        if get_str(c, "name") == RUNTIME_CONTAINER:
+            return c
+    return None
+
+
+def extract_isvc(doc: Doc, root: Any, runtime: Any, found: Found) -> bool:
+    """The launch of an InferenceService joined to ``runtime``; False when the runtime has no
+    container KServe merges (the runtime is then read on its own)."""
+    from .commandline import Scope, find_launches
+    from .kubernetes import _env, _gpus, _node_labels, _volumes, expand_k8s
+
+    rc = _runtime_container(runtime)
+    model = get(root, "spec", "predictor", "model")
+    if rc is None or not is_map(model):
+        return False
+    env = _env(doc, rc)
+    env.update(_env(doc, model))
+    command = get(model, "command") if get(model, "command") is not None else get(rc, "command")
+    uri = get(model, "storageUri")
+    if uri is None:
+        uri = get(root, "spec", "predictor", "model", "storageUri")
+
+    def words(node: Any) -> list[Word]:
+        if is_seq(node):
+            return [expand_k8s(doc, n, env) for n in node.value if is_scalar(n)]
+        if is_scalar(node):
+            return [expand_k8s(doc, node, env)]
+        return []
+
+    args = words(get(rc, "args")) + words(get(model, "args"))
+    if is_scalar(uri) and doc.word(uri).text.startswith("hf://"):
+        # the runtime's --model=/mnt/models holds the repo the storage initializer downloaded
+        args = [_model_flag(w, doc, uri) for w in args]
+    gpus, requests_only = _gpus(doc, model)
+    if gpus is None and requests_only is None:
+        gpus, requests_only = _gpus(doc, rc)
+    image = get(model, "image") if is_scalar(get(model, "image")) else get(rc, "image")
+    volumes = _volumes(doc, get(runtime, "spec"))
+    shm = None
+    mounts: dict[str, Located] = {}
+    for mount in items(get(rc, "volumeMounts")) + items(get(model, "volumeMounts")):
+        path = get_str(mount, "mountPath")
+        vol = volumes.get(get_str(mount, "name") or "")
+        if path and vol is not None:
+            mounts[path] = Located(vol[0], doc.span(get(mount, "mountPath")), doc.source)
+            if path.rstrip("/") == "/dev/shm" and vol[0] == "emptyDir:Memory":
+                shm = Located("emptyDir medium: Memory (the ServingRuntime's)",
+                              doc.span(get(mount, "mountPath")), doc.source)
+    if is_scalar(uri):
+        # vLLM reads /mnt/models: the storage initializer, not vLLM, downloads the weights
+        mounts["/"] = Located("KServe storage initializer", doc.span(uri), doc.source)
+    probes = tuple(k for k in ("readinessProbe", "startupProbe", "livenessProbe")
+                   if get(model, k) is not None or get(rc, k) is not None)
+    name_node = get(rc, "name")
+    meta = get(root, "metadata")
+    replicas = get(root, "spec", "predictor", "minReplicas")
+    ctx = Context(
+        kind="k8s",
+        container_name=Located(name_node.value, doc.span(name_node), doc.source),
+        object_kind="InferenceService",
+        object_name=get_str(meta, "name"),
+        object_span=doc.span(root),
+        namespace=get_str(meta, "namespace"),
+        role="predictor",
+        replicas=(Located(replicas.value, doc.span(replicas), doc.source)
+                  if is_scalar(replicas) else None),
+        image=(Located(image.value, doc.span(image), doc.source) if is_scalar(image)
+               else None),
+        gpus=gpus,
+        gpu_requests_only=requests_only,
+        node_labels=_node_labels(doc, get(root, "spec", "predictor")),
+        shm=shm,
+        probes=probes,
+        volumes=mounts,
+    )
+    scope = Scope(doc.source, ctx, env=env, list_form=True)
+    if command is not None:
+        # the command is the runtime's (or the isvc's) as the user wrote it: not the operator's
+        found.extend(find_launches(words(command) + args, scope))
+    return True
+
+
+def _model_flag(word: Word, doc: Doc, uri: Any) -> Word:
+    """The runtime's ``--model=/mnt/models`` with the repo of the ``hf://`` uri as its value:
+    the flag's characters stay the runtime's, the value's are the uri's."""
+    head = "--model="
+    if word.text != head + "/mnt/models":
+        return word
+    repo = _model_word(doc, uri)
+    cm = word.cmap
+    starts = [cm.start(i) for i in range(len(head))] + [repo.cmap.start(i)
+                                                          for i in range(len(repo.text))]
+    ends = [cm.end(i) for i in range(len(head))] + [repo.cmap.end(i)
+                                                    for i in range(len(repo.text))]
+    return Word(head + repo.text, CharMap.table(starts, ends, ends[-1]), word.quoted,
+                repo.unresolved)
+
+
+__all__ = ["extract_isvc", "extract_llmisvc", "handled_containers", "is_llmisvc",
+           "joined_runtime", "runtimes_in"]

@@ -71,7 +71,7 @@ KSERVE = "fixtures/operators/kserve-llmisvc.yaml"
 
 
 def test_llmisvc_is_the_presets_command(capsys):
-    single, decode, prefill, secret, own = _launches(capsys, KSERVE)
+    single, decode, prefill, secret, own, leader, worker = _launches(capsys, KSERVE)
     assert single["entry"] == "vllm serve" and single["at"] == "14:15"  # `name: main`
     words = [(w["word"], w["at"]) for w in single["argv"]]
     # the model from spec.model.uri (the repo's characters), tp from spec.parallelism.tensor
@@ -88,6 +88,11 @@ def test_llmisvc_is_the_presets_command(capsys):
     assert [w["word"] for w in prefill["argv"]][2:] == ["--tensor-parallel-size=2"]
     assert secret["argv"][-1]["word"] == "$VLLM_ADDITIONAL_ARGS"
     assert own["argv"][0]["word"] == "/mnt/models"  # the user's own command, read as written
+    # data parallel over a leader and workers: the stated sizes, the worker headless
+    dp = ["--enable-expert-parallel", "--tensor-parallel-size=2", "--data-parallel-size=16",
+          "--data-parallel-size-local=8"]
+    assert [w["word"] for w in leader["argv"]][2:] == dp
+    assert [w["word"] for w in worker["argv"]][2:] == dp + ["--headless"]
 
 
 def test_llmisvc_findings(capsys):
@@ -95,7 +100,9 @@ def test_llmisvc_findings(capsys):
     lines = [ln for ln in out.splitlines() if ln.startswith(KSERVE)]
     # tp 4 (spec.parallelism.tensor) on two GPUs, at the 4
     assert any(":11:13: MG101 [error]" in ln for ln in lines), out
-    assert sum(": MG101 " in ln for ln in lines) == 1
+    # 8 local engines of tp 2 on 8 GPUs, in the leader's pod and the worker's
+    assert sum(":98:25: MG101 [error]" in ln for ln in lines) == 2, out
+    assert sum(": MG101 " in ln for ln in lines) == 3
     # the preset's probes, /dev/shm and download are not the user's to fix
     for code in ("MG702", "MG701", "MG703", "MG004", "MG005", "Traceback"):
         assert code not in out, out

@@ -29,10 +29,18 @@ v0.18.0 (v0.16/v0.17 ran ``vllm serve /mnt/models`` with the container's ``args`
 resource names the KServe release (the v1alpha1 API is still served through conversion), so the
 current presets are assumed, as the newest vLLM catalog is when nothing pins vLLM.
 
-The launch is read only where the preset is the one above: a resource whose main container
+With ``spec.worker`` and data parallelism (``parallelism.data``/``dataLocal``) the preset is
+``kserve-config-llm-worker-data-parallel`` (or its decode/prefill variant): the leader
+(``template``) and each worker pod run ``vllm serve /mnt/models … [--enable-expert-parallel]
+[--tensor-parallel-size T] --data-parallel-size {{ or Data 1 }} --data-parallel-size-local
+{{ or DataLocal 1 }} --data-parallel-address … --data-parallel-start-rank …`` (the worker with
+``--headless`` and no probes), then ``${VLLM_ADDITIONAL_ARGS} $@``.
+
+The launch is read only where the preset is one of those: a resource whose main container
 states its own ``command`` is an ordinary pod template (read by ``sources/kubernetes.py``); a
-multi-node resource (``spec.worker``) or one with ``baseRefs`` (a config that may replace the
-command) gives no launch, since its command is not known here.  Settings the preset fills in by
+worker without data parallelism (KServe ships no pipeline-parallel preset) or a resource with
+``baseRefs`` (a config that may replace the command) gives no launch, since its command is not
+known here.  Settings the preset fills in by
 itself (``--port``, access-log and shutdown flags, the KV-offloading connector) are not the
 user's and are not part of the launch.
 """
@@ -46,7 +54,7 @@ from ..launch import ENTRY_VLLM_SERVE, VLLM, Context, EnvVar, Launch, Located
 from ..shell import split_commands
 from ..source import CharMap, VarRef, Word
 from .commandline import Found, compose_word
-from .yamlnodes import Doc, get, get_str, is_map, is_scalar, is_seq, items
+from .yamlnodes import Doc, get, get_str, is_map, is_scalar, is_seq, items, pairs
 
 LLMISVC_API = "serving.kserve.io/"
 LLMISVC_KINDS = ("LLMInferenceService",)
@@ -72,23 +80,46 @@ def handled_containers(root: Any) -> set[int]:
     """The ``main`` containers whose launch this module builds (the generic pod reading skips
     them: their image's own entrypoint is not what runs)."""
     out: set[int] = set()
-    if not _single_node_preset(root):
-        return out
-    spec = get(root, "spec")
-    for workload in (spec, get(spec, "prefill")):
-        c = _main_container(get(workload, "template"))
+    for _, pod, _, _ in _pods(root):
+        c = _main_container(pod)
         if c is not None and get(c, "command") is None:
             out.add(id(c))
     return out
 
 
-def _single_node_preset(root: Any) -> bool:
+def _pods(root: Any) -> list[tuple[Any, Any, str | None, str]]:
+    """(workload, pod spec, role, preset) of each pod the presets run vLLM in: ``single``
+    (config-llm-template, -decode-template, -prefill-template) or, with ``worker`` and data
+    parallelism, ``leader`` and ``worker`` (config-llm-worker-data-parallel and its decode/
+    prefill variants; combineBaseRefsConfig picks them by IsDataParallel: parallelism.data or
+    dataLocal > 0).  A worker without data parallelism (pipeline parallel) has no well-known
+    preset, and a resource with baseRefs may take its command from a config not read here."""
     spec = get(root, "spec")
     if not is_map(spec) or get(spec, "baseRefs") is not None:
-        return False
+        return []
     prefill = get(spec, "prefill")
-    return get(spec, "worker") is None and (prefill is None or (
-        is_map(prefill) and get(prefill, "worker") is None))
+    if prefill is not None and not is_map(prefill):
+        return []
+    out: list[tuple[Any, Any, str | None, str]] = []
+    workloads = [(spec, "decode" if prefill is not None else None)]
+    if prefill is not None:
+        workloads.append((prefill, "prefill"))
+    for workload, role in workloads:
+        worker = get(workload, "worker")
+        if worker is None:
+            out.append((workload, get(workload, "template"), role, "single"))
+            continue
+        par = get(workload, "parallelism")
+        if not any(_positive(get(par, k)) for k in ("data", "dataLocal")):
+            continue
+        prefix = f"{role}-" if role else ""
+        out.append((workload, get(workload, "template"), prefix + "leader", "leader"))
+        out.append((workload, worker, prefix + "worker", "worker"))
+    return out
+
+
+def _positive(node: Any) -> bool:
+    return is_scalar(node) and node.value.strip().isdigit() and int(node.value) > 0
 
 
 def _shell_words(word: Word, env: dict[str, EnvVar]) -> list[Word]:
@@ -138,19 +169,12 @@ def extract_llmisvc(doc: Doc, root: Any, base: Context, found: Found) -> None:
     from .kubernetes import _env, _gpus, _node_labels, expand_k8s
     from .operators import _synthetic
 
-    if not _single_node_preset(root):
-        return
     spec = get(root, "spec")
     uri = get(spec, "model", "uri")
     name = get(spec, "model", "name")
     if not is_scalar(name):
         name = get(root, "metadata", "name")
-    prefill = get(spec, "prefill")
-    workloads = [(spec, "decode" if prefill is not None else None)]
-    if prefill is not None:
-        workloads.append((prefill, "prefill"))
-    for workload, role in workloads:
-        pod = get(workload, "template")
+    for workload, pod, role, preset in _pods(root):
         container = _main_container(pod)
         if container is not None and get(container, "command") is not None:
             continue  # the user's own command: read as a pod template
@@ -166,9 +190,24 @@ def extract_llmisvc(doc: Doc, root: Any, base: Context, found: Found) -> None:
         # a flag the preset writes maps to the field its value comes from (`--flag=` + value)
         if is_scalar(name):
             args.append(_synthetic("--served-model-name=", doc.word(name), name, doc))
-        tp = get(workload, "parallelism", "tensor")
+        par = get(workload, "parallelism")
+        if preset != "single" and get(par, "expert") is not None and \
+                (get_str(par, "expert") or "").lower() == "true":
+            args.append(_synthetic("--enable-expert-parallel", None, get(par, "expert"), doc))
+        tp = get(par, "tensor")
         if is_scalar(tp):
             args.append(_synthetic("--tensor-parallel-size=", doc.word(tp), tp, doc))
+        if preset != "single":
+            # `--data-parallel-size {{ or .Spec.Parallelism.Data 1 }}` and the local size
+            # likewise: stated values only (1 is vLLM's own default)
+            for key, flag in (("data", "--data-parallel-size="),
+                              ("dataLocal", "--data-parallel-size-local=")):
+                node = get(par, key)
+                if is_scalar(node):
+                    args.append(_synthetic(flag, doc.word(node), node, doc))
+        if preset == "worker":
+            # the worker pods run engines without an API server (`--headless`)
+            args.append(_synthetic("--headless", None, _key(workload, "worker"), doc))
         extra = env.get(ADDITIONAL_ARGS)
         if extra is not None:
             node = _env_value_node(container, ADDITIONAL_ARGS)
@@ -205,7 +244,8 @@ def extract_llmisvc(doc: Doc, root: Any, base: Context, found: Found) -> None:
             gpu_requests_only=requests_only,
             node_labels=_node_labels(doc, pod) if is_map(pod) else {},
             shm=PRESET_SHM,
-            probes=PRESET_PROBES,
+            # the data-parallel preset's worker container declares no probes
+            probes=() if preset == "worker" else PRESET_PROBES,
             # vLLM reads a local directory and downloads nothing itself: the storage
             # initializer fills /mnt/models before it starts (KServe's own caching, a
             # LocalModelCache or a pvc:// uri, is what avoids that download)
@@ -230,6 +270,13 @@ def extract_llmisvc(doc: Doc, root: Any, base: Context, found: Found) -> None:
             context=ctx,
             operator="KServe",
         ))
+
+
+def _key(mapping: Any, key: str) -> Any:
+    for k, kn, _ in pairs(mapping):
+        if k == key:
+            return kn
+    return None
 
 
 def _env_item(container: Any, key: str) -> Any:

@@ -78,11 +78,17 @@ def lint_text(path: str, text: str) -> list[Finding]:
 class PositionMap:
     """Code-point offsets of one text to LSP positions: 0-based lines, and columns in the code
     units the client and server agreed on at initialisation (UTF-16 unless the client prefers
-    UTF-8 or UTF-32)."""
+    UTF-8 or UTF-32).
+
+    A column costs O(1) on a line where every character is one unit (all ASCII, or no character
+    beyond the BMP in UTF-16), else a lookup in that line's running unit count, made once: many
+    findings on one long line cost linear time (counting the line's prefix again for each of
+    16,000 findings on a 200 KB line took minutes)."""
 
     def __init__(self, text: str, encoding: str = types.PositionEncodingKind.Utf16) -> None:
         self.file = SourceFile("", text)
         self.encoding = encoding
+        self._lines: dict[int, list[int] | None] = {}  # line -> units before each character
 
     def units(self, chars: str) -> int:
         if self.encoding == types.PositionEncodingKind.Utf8:
@@ -91,11 +97,32 @@ class PositionMap:
             return len(chars)
         return len(chars) + sum(1 for ch in chars if ord(ch) > 0xFFFF)
 
+    def _running(self, line: int) -> list[int] | None:
+        """Units before each character of the 0-based ``line`` (and after its last), or None
+        when every character of it is one unit."""
+        if line in self._lines:
+            return self._lines[line]
+        starts = self.file.line_starts()
+        text = self.file.text
+        begin = starts[line]
+        end = starts[line + 1] - 1 if line + 1 < len(starts) else len(text)
+        chars = text[begin:end]
+        running: list[int] | None = None
+        if self.encoding != types.PositionEncodingKind.Utf32 and not chars.isascii() and \
+                self.units(chars) != len(chars):
+            running = [0]
+            total = 0
+            for ch in chars:
+                total += self.units(ch)
+                running.append(total)
+        self._lines[line] = running
+        return running
+
     def position(self, offset: int) -> types.Position:
         line, col = self.file.line_col(offset)
-        start = self.file.line_starts()[line - 1]
+        running = self._running(line - 1)
         return types.Position(line=line - 1,
-                              character=self.units(self.file.text[start:start + col - 1]))
+                              character=col - 1 if running is None else running[col - 1])
 
     def offset(self, pos: types.Position) -> int:
         """The code-point offset of an LSP position (clamped to its line)."""

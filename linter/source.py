@@ -26,6 +26,9 @@ class Span:
     end: int
 
 
+_NO_RUNS: list[int] = []  # shared by linear maps, never written
+
+
 class CharMap:
     """Maps indices of a derived string back to offsets in a parent text.
 
@@ -54,11 +57,9 @@ class CharMap:
     ) -> None:
         self.base = base
         self.length = length
+        # the runs (None for a linear map); see MapBuilder
         self._d: list[int] | None = None
-        self._s: list[int] = []
-        self._ss: list[int] = []
-        self._e: list[int] = []
-        self._es: list[int] = []
+        self._s = self._ss = self._e = self._es = _NO_RUNS
         if starts is not None and ends is not None:
             b = MapBuilder()
             for s, e in zip(starts, ends):

@@ -288,6 +288,23 @@ def _whole(text: str) -> dict[str, Any]:
     return {"start": {"line": 0, "character": 0}, "end": {"line": n, "character": 0}}
 
 
+def test_position_map_columns_on_mixed_lines_in_every_encoding() -> None:
+    """Columns on ASCII lines, lines with accents, emoji (two UTF-16 units, four UTF-8 bytes)
+    and CRLF line ends are the unit count of the line's prefix, in each encoding."""
+    lines = ["plain ascii line", "caf\u00e9 \U0001F600 x \U0001F680y", "", "\u00e9\u00e9\r",
+             "\U0001F600" * 5 + "end"]
+    text = "\n".join(lines) + "\n"
+    for enc, count in (("utf-16", lambda s: len(s.encode("utf-16-le")) // 2),
+                       ("utf-8", lambda s: len(s.encode("utf-8"))), ("utf-32", len)):
+        pm = PositionMap(text, enc)
+        begin = 0
+        for n, line in enumerate(lines):
+            for col in range(len(line) + 1):
+                pos = pm.position(begin + col)
+                assert (pos.line, pos.character) == (n, count(line[:col])), (enc, n, col)
+            begin += len(line) + 1
+
+
 def test_code_actions_fix_disable_and_fix_all(client: Client, tmp_path: Path) -> None:
     uri = (tmp_path / "deploy.yaml").as_uri()
     diags = client.open(uri, FIXABLE, "yaml")["diagnostics"]

@@ -107,3 +107,16 @@ def test_lora_the_budget_does_not_follow_keeps_memory_null(
     dep = _json(capsys, "--command", "vllm serve meta-llama/Llama-3.1-8B-Instruct "
                 f"--max-model-len 8192 --enable-lora {flags}")
     assert dep["memory"]["kv_cache_tokens"] is None
+
+
+def test_decode_context_parallelism_shards_the_full_attention_kv(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # FullAttentionSpec.max_memory_usage_bytes (0.30.0): cdiv(max_model_len, dcp) tokens per
+    # rank; the page per rank is unchanged (ModelConfig.get_num_kv_heads ignores dcp)
+    base = "vllm serve deepseek-ai/DeepSeek-V2-Lite-Chat -tp 2 --max-model-len 32768"
+    one = _json(capsys, "--command", base)["memory"]
+    two = _json(capsys, "--command", f"{base} --decode-context-parallel-size 2")["memory"]
+    assert two["kv_cache_bytes_per_gpu"] == one["kv_cache_bytes_per_gpu"]
+    assert abs(two["max_concurrency"] / one["max_concurrency"] - 2) < 0.01
+    bad = _json(capsys, "--command", f"{base} --decode-context-parallel-size 3")["memory"]
+    assert bad["kv_cache_tokens"] is None  # tp 2 is not divisible by 3: vLLM refuses

@@ -291,6 +291,9 @@ class LayerGroups:
     full_groups: int
     sliding_groups: int
     window: int | None
+    # --decode-context-parallel-size: full-attention KV (MLA too) is sharded over the DCP ranks,
+    # sliding-window groups stay replicated (kv_cache_utils.py dcp_world_size_for_kv_cache_spec)
+    dcp: int = 1
 
     @property
     def bytes_per_block(self) -> int:
@@ -308,25 +311,27 @@ def page_bytes(shape: ModelShape, kv_bytes: float, tp: int, block_size: int = BL
     return int(block_size * 2 * heads * shape.head_dim * kv_bytes)
 
 
-def layer_groups(full: int, sliding: int, page: int, window: int | None) -> LayerGroups:
+def layer_groups(full: int, sliding: int, page: int, window: int | None,
+                 dcp: int = 1) -> LayerGroups:
     """Group the layers as vLLM does: one bucket per attention type; group size = the smaller
     bucket, or the larger when it is under 1.5× the smaller; each bucket padded up to whole
     groups (kv_cache_utils.py _get_kv_cache_groups_uniform_page_size, 0.30.0)."""
     if not sliding or not window:
-        return LayerGroups(page, full + sliding, 1, 0, None)
+        return LayerGroups(page, full + sliding, 1, 0, None, dcp)
     if not full:
-        return LayerGroups(page, sliding, 0, 1, window)
+        return LayerGroups(page, sliding, 0, 1, window, dcp)
     small, large = min(full, sliding), max(full, sliding)
     size = large if large < small * 1.5 else small
-    return LayerGroups(page, size, -(-full // size), -(-sliding // size), window)
+    return LayerGroups(page, size, -(-full // size), -(-sliding // size), window, dcp)
 
 
 def blocks_per_request(groups: LayerGroups, max_model_len: int, in_flight_tokens: int,
                        block_size: int = BLOCK_SIZE) -> int:
-    """Blocks one max-model-len request takes over all groups: cdiv(L, block) per full group;
-    per sliding group cdiv(min(window − 1 + tokens in flight, L), block) + 1
-    (SlidingWindowSpec.max_admission_blocks_per_request, kv_cache_interface.py)."""
-    full = -(-max_model_len // block_size)
+    """Blocks one max-model-len request takes over all groups: cdiv(L, block) per full group,
+    cdiv(cdiv(L, dcp), block) under decode context parallelism (FullAttentionSpec.
+    max_memory_usage_bytes); per sliding group cdiv(min(window − 1 + tokens in flight, L),
+    block) + 1 (SlidingWindowSpec.max_admission_blocks_per_request, kv_cache_interface.py)."""
+    full = -(-(-(-max_model_len // groups.dcp)) // block_size)
     total = groups.full_groups * full
     if groups.sliding_groups and groups.window:
         tokens = min(groups.window - 1 + in_flight_tokens, max_model_len)
@@ -375,6 +380,7 @@ class Inputs:
     kv_cache_memory_bytes: int | None = None
     offload_bytes: int = 0  # --cpu-offload-gb
     lora: LoraSlots | None = None  # --enable-lora
+    dcp: int = 1  # --decode-context-parallel-size
     device_name: str = ""
     release: str = "0.30.0"
     estimate_cudagraphs_env: str | None = None
@@ -500,7 +506,8 @@ def budget(x: Inputs) -> Budget:
             kv = requested - w - act - non_torch - graphs
         n = layer_split[stage]
         stage_sliding = round(sliding * n / shape.layers)
-        groups = layer_groups(n - stage_sliding, stage_sliding, page, shape.sliding_window)
+        groups = layer_groups(n - stage_sliding, stage_sliding, page, shape.sliding_window,
+                              x.dcp)
         blocks = kv // groups.bytes_per_block if kv > 0 and groups.bytes_per_block else 0
         per_req = blocks_per_request(groups, x.max_model_len, in_flight) if n else 0
         cand = Budget(x.card_bytes, requested, w, act, non_torch, graphs, kv, groups,

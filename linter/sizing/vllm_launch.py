@@ -70,8 +70,8 @@ def _compute(d: Deployment, max_model_len: int) -> LaunchMemory | None:
     if not all(s.known for s in settings):
         return None
     dcp = _int(inv.decode_context_parallel_size) or 1
-    if dcp > 1:
-        return None
+    if dcp < 1 or lay.tp.value % dcp:
+        return None  # vLLM refuses a DCP size that does not divide tp (ParallelConfig)
     util = inv.gpu_memory_utilization.value
     if not isinstance(util, (int, float)) or isinstance(util, bool) or not 0 < util <= 1:
         return None
@@ -117,7 +117,7 @@ def _compute(d: Deployment, max_model_len: int) -> LaunchMemory | None:
                   tp=lay.tp.value, pp=lay.pp.value, ep=ep, activation_bits=act_bits,
                   max_num_seqs=seqs, max_num_batched_tokens=tokens,
                   enforce_eager=inv.enforce_eager.value is True, kv_cache_memory_bytes=kvmem,
-                  offload_bytes=offload_bytes, lora=lora, device_name=g.spec.name,
+                  offload_bytes=offload_bytes, lora=lora, dcp=dcp, device_name=g.spec.name,
                   release=str(inv.version),
                   estimate_cudagraphs_env=env.value if env is not None else None)
     return LaunchMemory(vb.budget(x), known, str(inv.version), float(util))

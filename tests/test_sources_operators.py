@@ -187,3 +187,13 @@ def test_inference_service_runs_the_runtime_it_names(capsys):
     assert ":38:38: MG101 [error]" in out, out
     for code in ("MG702", "MG701", "MG703", "Traceback"):
         assert code not in out, out
+
+
+def test_kubeai_models_chart_values(capsys):
+    path = "fixtures/operators/kubeai-models-values.yaml"
+    (la,) = _launches(capsys, path)  # disabled entries and a bare `enabled: true` give none
+    assert la["argv"][1] == {"word": "--served-model-name=llama-3.1-70b-h100", "at": "3:3"}
+    assert la["gpus"]["count"] == 2
+    out = _lint(capsys, path)
+    assert f"{path}:9:32: MG101 [error]" in out, out
+    assert "Traceback" not in out

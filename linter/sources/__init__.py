@@ -16,6 +16,7 @@ from .commandline import Found, Scope, search_script
 from .compose import extract_compose, is_compose
 from .kserve import extract_isvc, joined_runtime, runtimes_in
 from .kubernetes import extract_object, is_kubernetes
+from .operators import extract_kubeai_models_values, is_kubeai_models_values
 from .prodstack import extract_stack_values, is_stack_values
 from .yamlnodes import Doc
 
@@ -129,6 +130,9 @@ def extract_yaml(doc: Doc, result: FileResult) -> None:
         elif is_stack_values(root):
             # vLLM production-stack Helm values (sources/prodstack.py)
             extract_stack_values(doc, root, found)
+        elif is_kubeai_models_values(root):
+            # the KubeAI models chart's catalog (sources/operators.py)
+            extract_kubeai_models_values(doc, root, found)
     if error is not None:
         exc = error
         helm = _helm_marker(doc.text)

@@ -72,8 +72,36 @@ def _synthetic(text: str, value: Word | None, at: Any, doc: Doc) -> Word:
     return Word(full, places.build(head_span.end), False, unresolved)
 
 
+def is_kubeai_models_values(root: Any) -> bool:
+    """Values of the KubeAI ``models`` chart: a ``catalog`` of Model specs by name."""
+    catalog = get(root, "catalog")
+    return get(root, "kind") is None and any(
+        get(entry, "url") is not None and get(entry, "engine") is not None
+        for _, _, entry in pairs(catalog))
+
+
+def extract_kubeai_models_values(doc: Doc, root: Any, found: Found) -> None:
+    """Each enabled ``catalog`` entry is a Model named by its key whose spec is the entry's
+    fields (kubeai-project/kubeai helm-chart-kubeai-0.22.1, charts/models/templates/
+    models.yaml: ``{{- if or $model.enabled $.Values.all.enabled }}``, spec.url/engine/args/
+    env/resourceProfile/cacheProfile copied from the entry).  An entry that only enables a
+    default of the chart states no url here: its Model is not known."""
+    every = get(root, "all", "enabled")
+    all_on = is_scalar(every) and every.value.strip().lower() == "true"
+    for name, key_node, entry in pairs(get(root, "catalog")):
+        enabled = get(entry, "enabled")
+        if not (all_on or (is_scalar(enabled) and enabled.value.strip().lower() == "true")):
+            continue
+        base = Context(kind="k8s", object_kind="Model", object_name=name,
+                       object_span=doc.span(entry))
+        _kubeai_spec(doc, entry, key_node, base, found)
+
+
 def _kubeai_model(doc: Doc, root: Any, base: Context, found: Found) -> None:
-    spec = get(root, "spec")
+    _kubeai_spec(doc, get(root, "spec"), get(root, "metadata", "name"), base, found)
+
+
+def _kubeai_spec(doc: Doc, spec: Any, name: Any, base: Context, found: Found) -> None:
     engine = get(spec, "engine")
     if not is_scalar(engine) or engine.value.lower() != "vllm":
         return  # OLlama, FasterWhisper, Infinity …: not an engine mgpu-lint reads
@@ -93,7 +121,6 @@ def _kubeai_model(doc: Doc, root: Any, base: Context, found: Found) -> None:
     args: list[Word] = []
     if model is not None:
         args.append(_synthetic("--model=", model, url, doc))
-    name = get(root, "metadata", "name")
     if is_scalar(name):
         args.append(_synthetic("--served-model-name=", doc.word(name), name, doc))
     env: dict[str, EnvVar] = {}
@@ -153,4 +180,5 @@ def _kubeai_model(doc: Doc, root: Any, base: Context, found: Found) -> None:
     ))
 
 
-__all__ = ["extract_operator", "is_operator_resource"]
+__all__ = ["extract_kubeai_models_values", "extract_operator", "is_kubeai_models_values",
+           "is_operator_resource"]

@@ -118,3 +118,28 @@ def test_release_as_differences() -> None:
     assert derived.lookup("--swap-space") is not None
     assert len(derived.options) == len(base.options) + 1 - 1
     assert derived.retired == ()
+
+
+def test_did_you_mean_is_difflibs_answer() -> None:
+    """The prefiltered search gives exactly ``difflib.get_close_matches(n=1, cutoff=0.75)``:
+    typos of every catalog's flags, random words, repeated names, long runs of dashes."""
+    import difflib
+    import random
+
+    from mgpu_lint.engines.catalog import llama_catalog, rpc_catalog, vllm_catalog
+
+    rng = random.Random(20)
+    alphabet = "abcdefghijklmnopqrstuvwxyz-_0123456789"
+    for cat in (vllm_catalog(), llama_catalog(), rpc_catalog()):
+        names = cat._sorted
+        for _ in range(300):
+            base = rng.choice(names)
+            chars = list(base)
+            for _ in range(rng.randint(1, 4)):
+                p = rng.randrange(len(chars) + 1)
+                chars[p:p + rng.randint(0, 1)] = rng.choice(["", rng.choice(alphabet)])
+            for spelling in ("".join(chars), base + base[:rng.randint(0, len(base))],
+                             "--" + "".join(rng.choice(alphabet) for _ in range(30)),
+                             "-" * rng.randint(1, 200) + "x"):
+                want = difflib.get_close_matches(spelling, names, n=1, cutoff=0.75)
+                assert cat.suggest(spelling) == (want[0] if want else None), spelling

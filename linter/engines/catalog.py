@@ -183,6 +183,9 @@ class FlagCatalog:
         self._lengths = [len(n) for n in self._sorted]
         self._longest = max(self._lengths, default=0)
         self._index: tuple[dict[tuple[str, int], list[int]], dict[str, int]] | None = None
+        self._sums: tuple[dict[str, list[int]], dict[str, int]] | None = None
+        self._top_bits = 0
+        self._needs: dict[tuple[int, float], int] = {}
 
     def lookup(self, spelling: str) -> Match | None:
         return self.by_spelling.get(spelling)
@@ -216,14 +219,9 @@ class FlagCatalog:
         if not names or (la > self._longest
                           and 2.0 * self._longest / (la + self._longest) < cutoff):
             return None  # no name is long enough for difflib's length bound (real_quick_ratio)
-        index, most = self._char_index()
-        shared: Counter[int] = Counter()
-        for ch, n in Counter(spelling).items():
-            for k in range(1, min(n, most.get(ch, 0)) + 1):
-                shared.update(index[(ch, k)])
         bounds = []
         lengths = self._lengths
-        for i, m in shared.items():
+        for i, m in self._shared_passing(spelling, cutoff):
             length = la + lengths[i]
             bound = 2.0 * (m if m < la else la) / length  # m <= min(la, lb) already
             if bound >= cutoff:  # difflib's quick_ratio (and so real_quick_ratio) bound
@@ -241,6 +239,76 @@ class FlagCatalog:
             if score >= cutoff and (best is None or (score, x) > best):
                 best = (score, x)
         return best[1] if best else None
+
+    def _shared_passing(self, spelling: str, cutoff: float) -> list[tuple[int, int]]:
+        """(i, m) for every name i whose multiset intersection m with ``spelling`` may pass
+        difflib's quick_ratio bound (2m / (len(spelling) + len(name)) >= cutoff); a superset
+        of those that pass, never missing one.
+
+        The counts for all names come from one sum of big integers, one byte per name: for each
+        character of the spelling, the integer whose byte i is how many of it name i shares
+        with the spelling (``min(count in spelling, count in name)``; precomputed per character
+        and count).  Spellings longer than 128 are counted name by name.  Adding, per name, 128 minus the least m its length needs sets the byte's top
+        bit for the names that may pass (no carry: m <= 128 and the addend <= 127).  An unknown
+        flag costs a few big-integer additions instead of one counter update per name sharing
+        each of its characters."""
+        la = len(spelling)
+        names = self._sorted
+        if not names:
+            return []
+        if la > 128:
+            index, most = self._char_index()
+            shared: Counter[int] = Counter()
+            for ch, n in Counter(spelling).items():
+                for k in range(1, min(n, most.get(ch, 0)) + 1):
+                    shared.update(index[(ch, k)])
+            return list(shared.items())
+        per_char, most = self._char_sums()
+        total = 0
+        for ch, n in Counter(spelling).items():
+            k = min(n, most.get(ch, 0))
+            if k:
+                total += per_char[ch][k]
+        if not total:
+            return []
+        lengths = self._lengths
+        need = self._needs.get((la, cutoff))
+        if need is None:
+            # the least m with 2m / (la + lb) >= cutoff, as difflib computes it; at least 1
+            offsets = bytearray(len(names))
+            for i, lb in enumerate(lengths):
+                m = 1
+                while m <= min(la, lb) and 2.0 * m / (la + lb) < cutoff:
+                    m += 1
+                offsets[i] = 128 - min(m, 128)
+            if len(self._needs) > 512:
+                self._needs.clear()
+            need = self._needs[(la, cutoff)] = int.from_bytes(offsets, "little")
+        flagged = ((total + need) & self._top_bits).to_bytes(len(names) + 1, "little")
+        counts = total.to_bytes(len(names) + 1, "little")
+        out = []
+        i = flagged.find(128)
+        while i != -1:
+            out.append((i, counts[i]))
+            i = flagged.find(128, i + 1)
+        return out
+
+    def _char_sums(self) -> tuple[dict[str, list[int]], dict[str, int]]:
+        """character -> [0, s1, s2, …] where byte i of s_k is min(k, count of the character in
+        name i); and the most of each character any name has."""
+        if self._sums is None:
+            index, most = self._char_index()
+            sums: dict[str, list[int]] = {}
+            for ch, top in most.items():
+                acc = 0
+                row = [0]
+                for k in range(1, top + 1):
+                    acc += sum(1 << (8 * i) for i in index[(ch, k)])
+                    row.append(acc)
+                sums[ch] = row
+            self._sums = (sums, most)
+            self._top_bits = int.from_bytes(bytes([128]) * len(self._sorted), "little")
+        return self._sums
 
     def _char_index(self) -> tuple[dict[tuple[str, int], list[int]], dict[str, int]]:
         """(character, k) -> indices of names with at least k of that character, and the most

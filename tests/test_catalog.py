@@ -188,7 +188,8 @@ def test_configured_models_add_and_override() -> None:
     ("B200", "b200"), ("RTX 6000 Ada", "rtx-6000-ada"), ("NVIDIA-A10G", "a10g"),
     ("RTX 3090", "rtx-3090"), ("NVIDIA-GeForce-RTX-3090", "rtx-3090"),
     ("NVIDIA-GeForce-RTX-5090", "rtx-5090"), ("NVIDIA-A800-SXM4-80GB", "a800-sxm-80gb"),
-    ("A800", "a800-sxm-80gb"),
+    ("A800", "a800-sxm-80gb"), ("RTX A6000", "rtx-a6000"), ("A40", "a40"), ("nvidia-a40", "a40"),
+    ("H800", "h800-sxm"), ("H20", "h20"), ("NVIDIA-H20", "h20"),
 ])
 def test_resolve_gpu(name: str, gpu: str) -> None:
     found = k.resolve_gpu(name)
@@ -206,6 +207,11 @@ def test_cuda_totals() -> None:
         assert v is None or 0.95 * gpu.memory_gb < v < gpu.memory_gb, g  # 80 GB reads 79.2 GiB
     assert k.resolve_gpu("RTX 3090 Ti") is None  # another card (no NVLink, 1 TB/s): not the 3090
     assert k.resolve_gpu("A800").nvlink_gbs_per_direction == 200  # 400 GB/s both ways
+    assert k.resolve_gpu("H800").nvlink_gbs_per_direction == 200
+    assert k.resolve_gpu("H20").nvlink_gbs_per_direction == 450
+    for bridged in ("RTX A6000", "A40", "RTX 3090"):  # PCIe cards that 2-way bridges pair
+        gpu = k.resolve_gpu(bridged)
+        assert gpu.nvlink_bridge and not gpu.has_nvlink, bridged
 
 
 def test_unknown_and_configured_gpus() -> None:

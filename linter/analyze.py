@@ -13,7 +13,7 @@ from .facts.peers import GpuPeer, physical_gpus
 from .findings import Finding, Severity, internal_error
 from .launch import RPC_SERVER, HpaInfo, Launch, ServiceInfo
 from .resolve import ModelFacts, gpu_facts, layout, model_facts
-from .rules import CHECKS
+from .rules import checks_for
 
 if TYPE_CHECKING:
     from .config import Settings
@@ -112,7 +112,7 @@ def deployment(launch: Launch, settings: Settings, options: Options,
 def analyze(launch: Launch, settings: Settings, options: Options,
             fileset: FileSet) -> list[Finding]:
     d, findings = deployment(launch, settings, options, fileset)
-    for r in CHECKS:
+    for r in checks_for(d.adapter):
         try:
             findings.extend(r.check(d))  # type: ignore[misc]
         except Exception as exc:  # noqa: BLE001 - one rule's bug must not hide the others

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, TypeVar
 
+from .engines import ENGINES, Engine
 from .launch import Context, HpaInfo, Launch, Located, ServiceInfo
 from .source import SourceFile, Span
 
@@ -54,6 +55,11 @@ class Deployment:
     @property
     def engine(self) -> str:
         return self.launch.engine
+
+    @property
+    def adapter(self) -> Engine:
+        """What rules may ask of the launch's engine (``engines/adapter.py``)."""
+        return ENGINES[self.launch.engine]
 
     @property
     def program_span(self) -> Span:

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
+from .versions import version_key as release_key
+
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?((?:\.post\d+|rc\d+|\.\d+)*)")
 
 
@@ -47,10 +49,8 @@ def parse_image(ref: str) -> ImageRef:
 
 
 def version_key(version: str) -> tuple[int, ...]:
-    m = _VERSION.match(version)
-    if not m:
-        return ()
-    return tuple(int(x) for x in (m.group(1), m.group(2), m.group(3) or "0"))
+    """(major, minor, patch) of a release string (entrypoint ranges ignore post/rc parts)."""
+    return release_key(version)[:3]
 
 
 def tag_version(tag: str | None) -> str | None:

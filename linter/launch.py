@@ -98,6 +98,28 @@ class Context:
     volumes: Mapping[str, Located] = field(default_factory=dict)  # mount path -> volume kind
     ray_cluster: bool = False  # KubeRay pod: shm injected, GPUs belong to the Ray cluster
 
+    # What rules ask of the place a launch runs (never the input kind itself), so that a new
+    # input kind decides these in its source module and no rule changes.
+    @property
+    def pod(self) -> bool:
+        """A Kubernetes pod: probes, Services, HPAs, GPU limits and the scheduler apply."""
+        return self.kind == "k8s"
+
+    @property
+    def orchestrated(self) -> bool:
+        """A container that an orchestrator (Kubernetes, compose) describes and runs."""
+        return self.kind in ("k8s", "compose")
+
+    @property
+    def in_container(self) -> bool:
+        """A container of its own (an orchestrator's, or `docker run` / an image's entrypoint)."""
+        return self.orchestrated or self.image is not None
+
+    @property
+    def interactive(self) -> bool:
+        """A command someone runs on a machine (a script, a command line, a README block)."""
+        return self.kind in ("shell", "command", "markdown")
+
 
 @dataclass(frozen=True, slots=True)
 class Launch:

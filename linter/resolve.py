@@ -11,7 +11,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from .launch import LLAMA_SERVER, VLLM, Context, GpuRequest, Launch
+from .engines import ENGINES
+from .engines.adapter import LLAMA_ARGS, PARALLEL_LAYOUT, VLLM_ARGS
+from .launch import Context, GpuRequest, Launch
 from .source import Span
 
 if TYPE_CHECKING:
@@ -87,7 +89,7 @@ def _size(setting: Setting, default: int = 1) -> tuple[Size, bool]:
 
 def layout(inv: Invocation) -> Layout | None:
     """The launch's layout; None for engines without vLLM's parallel sizes."""
-    if inv.engine != VLLM:
+    if not ENGINES[inv.engine].has(PARALLEL_LAYOUT):
         return None
     tp, ok1 = _size(inv.tensor_parallel_size)
     pp, ok2 = _size(inv.pipeline_parallel_size)
@@ -213,7 +215,8 @@ def model_facts(inv: Invocation, launch: Launch, settings: Settings) -> ModelFac
         shape, hint = match.shape, match.precision
         origin = "configuration" if settings.models and match.matched in {
             k.lower() for k in settings.models} else "catalog"
-    if inv.engine == VLLM:
+    engine = ENGINES[inv.engine]
+    if engine.has(VLLM_ARGS):
         dtype = _str(inv.dtype)
         weights = knowledge.weight_precision(shape, dtype=dtype,
                                              quantization=_str(inv.quantization),
@@ -223,7 +226,7 @@ def model_facts(inv: Invocation, launch: Launch, settings: Settings) -> ModelFac
         weights = knowledge.weight_precision(shape, hint=hint)
         kv = knowledge.llama_kv_bytes_per_value(
             _str(inv.cache_type_k) or "f16", _str(inv.cache_type_v) or "f16") \
-            if inv.engine == LLAMA_SERVER else None
+            if engine.has(LLAMA_ARGS) else None
     return ModelFacts(ref, model.span, shape, weights, kv, origin)
 
 

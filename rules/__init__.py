@@ -2,10 +2,14 @@
 
 One module per family: files (reading), syntax (flags), layout (MG1xx), interconnect (MG2xx),
 memory (MG301-MG305, vLLM), lora (MG306-MG308), llamacpp_memory (MG309-MG310),
-moe (MG4xx), llamacpp (MG5xx), exposure (MG6xx), operations (MG7xx), startup (MG8xx: vLLM's own start-up refusals).
+moe (MG4xx), llamacpp (MG5xx), exposure (MG6xx), operations (MG7xx), startup (MG8xx: vLLM's
+own start-up refusals).
 """
 
 from __future__ import annotations
+
+from functools import cache
+from typing import TYPE_CHECKING
 
 from . import (
     exposure,
@@ -24,10 +28,33 @@ from . import (
 )
 from .registry import Rule
 
+if TYPE_CHECKING:
+    from mgpu_lint.engines import Engine
+
 ALL: list[Rule] = sorted(
-    [*files.RULES, *syntax.RULES, *layout.RULES, *placement.RULES, *interconnect.RULES, *memory.RULES,
-     *lora.RULES, *llamacpp_memory.RULES, *moe.RULES, *llamacpp.RULES, *exposure.RULES, *operations.RULES, *startup.RULES],
+    [*files.RULES, *syntax.RULES, *layout.RULES, *placement.RULES, *interconnect.RULES,
+     *memory.RULES, *lora.RULES, *llamacpp_memory.RULES, *moe.RULES, *llamacpp.RULES,
+     *exposure.RULES, *operations.RULES, *startup.RULES],
     key=lambda r: r.code,
 )
 BY_CODE: dict[str, Rule] = {r.code: r for r in ALL}
 CHECKS: list[Rule] = [r for r in ALL if r.check is not None]
+
+
+@cache
+def checks_for(engine: Engine) -> tuple[Rule, ...]:
+    """The rules that run on a launch of this engine: those whose needs it has."""
+    return tuple(r for r in CHECKS if r.applies_to(engine))
+
+
+@cache
+def settings_read(engine: Engine) -> dict[str, tuple[str, ...]]:
+    """Setting → the codes of the rules that read it, for the rules that run on this engine
+    (what a parser keeps; MG009 names them)."""
+    out: dict[str, list[str]] = {}
+    for r in ALL:
+        if r.check is not None and not r.applies_to(engine):
+            continue
+        for key in r.reads:
+            out.setdefault(key, []).append(r.code)
+    return {k: tuple(sorted(v)) for k, v in out.items()}

@@ -2,89 +2,19 @@
 
 from __future__ import annotations
 
-import ipaddress
 from typing import Iterator
 
-from mgpu_lint import images
 from mgpu_lint.deployment import Deployment, public_reach
+from mgpu_lint.engines.adapter import HTTP_API, LLAMA_ARGS, RPC_WORKER
+from mgpu_lint.facts.network import address_kind, bind_address
 from mgpu_lint.findings import Finding, Related, Severity
-from mgpu_lint.launch import LLAMA_SERVER, RPC_SERVER, VLLM
-from mgpu_lint.source import Span
 
 from .registry import Rule, rule
 
-RPC_DEFAULT_PORT = 50052  # tools/rpc/rpc-server.cpp default (llama.cpp master 2026-08-22)
-API_DEFAULT_PORT = {VLLM: 8000, LLAMA_SERVER: 8080}
 # The banner ggml-rpc-server prints when its host is not exactly "127.0.0.1"
 # (tools/rpc/rpc-server.cpp, llama.cpp master 2026-08-22).
 RPC_BANNER = ("WARNING: Host ('<host>') is != '127.0.0.1' / Never expose the RPC server to an "
               "open network! / This is an experimental feature and is not secure!")
-
-
-# RFC 1918, carrier-grade NAT (RFC 6598), link-local and IPv6 unique-local: networks a site
-# keeps to itself.  Everything else that is not loopback is routable, hence public.
-PRIVATE_NETWORKS = tuple(ipaddress.ip_network(n) for n in (
-    "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "169.254.0.0/16",
-    "fc00::/7", "fe80::/10"))
-
-
-def address_kind(host: str) -> str:
-    """'loopback', 'all', 'private', 'public' or 'name' (a host name we cannot place)."""
-    h = host.strip().strip("[]")
-    if h in ("localhost", "ip6-localhost"):
-        return "loopback"
-    if h in ("0.0.0.0", "::", "*", ""):
-        return "all"
-    try:
-        ip = ipaddress.ip_address(h)
-    except ValueError:
-        return "name"
-    if ip.is_loopback:
-        return "loopback"
-    if ip.is_unspecified:
-        return "all"
-    if any(ip in net for net in PRIVATE_NETWORKS if net.version == ip.version):
-        return "private"
-    return "public"
-
-
-# llama.cpp's own images set ENV LLAMA_ARG_HOST=0.0.0.0 (.devops/{cpu,cuda,rocm,vulkan,intel,
-# musa}.Dockerfile, llama.cpp master 2026-08-22); without it llama-server binds 127.0.0.1
-# (common/common.h common_params::hostname).
-LLAMA_IMAGES = ("ghcr.io/ggml-org/llama.cpp", "ghcr.io/ggerganov/llama.cpp", "local/llama.cpp")
-
-
-def bind_address(d: Deployment) -> tuple[str, str, Span | None] | None:
-    """The address the server really binds, why, and the token that states it; None when it
-    cannot be known (a broken or unresolved host, a custom image that may set the env).
-
-    vLLM binds ``(args.host or "", args.port)``: every interface unless --host is given
-    (vllm/entrypoints/launchers/launcher.py setup_server, 0.30.0).  llama-server: --host on the
-    command line beats LLAMA_ARG_HOST (common/arg.cpp warns "environment variable is set, but
-    will be overwritten"), which beats the image's ENV, which beats 127.0.0.1.  ggml-rpc-server:
-    -H, else 127.0.0.1 (tools/rpc/rpc-server.cpp)."""
-    host = d.inv.host
-    if not host.known:
-        return None
-    if host.given and host.value is not None:
-        win = host.winner
-        how = (f"{win.spelling} from the environment" if win is not None and win.origin == "env"
-               else f"--host {host.value}" if d.engine != RPC_SERVER else f"-H {host.value}")
-        return str(host.value), how, host.span
-    if d.engine == VLLM:
-        return "", "vLLM's default (no --host: every interface)", None
-    if d.engine == RPC_SERVER:
-        return "127.0.0.1", "the RPC server's default", None
-    if d.engine != LLAMA_SERVER:
-        return None
-    image = d.context.image
-    if image is None:
-        return ("127.0.0.1", "llama-server's default (common/common.h)", None) \
-            if d.context.kind in ("shell", "command", "markdown") else None
-    ref = images.parse_image(image.value)
-    if ref.repository in LLAMA_IMAGES:
-        return "0.0.0.0", f"LLAMA_ARG_HOST=0.0.0.0 in the {ref.repository} image", None
-    return None  # a custom image may set LLAMA_ARG_HOST
 
 
 def _loopback(d: Deployment) -> bool:
@@ -93,7 +23,8 @@ def _loopback(d: Deployment) -> bool:
 
 
 @rule("MG601", "rpc-server-exposed", Severity.ERROR,
-      "the RPC server (no authentication) listens beyond loopback")
+      "the RPC server (no authentication) listens beyond loopback",
+      needs={RPC_WORKER}, reads=("host",))
 def rpc_server_exposed(d: Deployment) -> Iterator[Finding]:
     """
     What it does: checks the address `ggml-rpc-server` (formerly `rpc-server`) binds with
@@ -114,8 +45,6 @@ def rpc_server_exposed(d: Deployment) -> Iterator[Finding]:
     Use instead: bind the address of a dedicated, isolated interface, or keep 127.0.0.1 and
     reach it through an SSH tunnel or a WireGuard link.
     """
-    if d.engine != RPC_SERVER:
-        return
     host = d.inv.host
     if not host.known or not host.given or host.value is None:
         return
@@ -150,11 +79,12 @@ def _rpc_port(d: Deployment) -> int:
     port = d.inv.port
     if port.known and isinstance(port.value, int):
         return port.value
-    return RPC_DEFAULT_PORT
+    return d.adapter.default_port
 
 
 @rule("MG602", "rpc-port-published", Severity.ERROR,
-      "the RPC server's port is published on all interfaces or by a public Service")
+      "the RPC server's port is published on all interfaces or by a public Service",
+      needs={RPC_WORKER}, reads=("port",))
 def rpc_port_published(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds the RPC server's port (`-p`, default 50052) published to the outside:
@@ -167,7 +97,7 @@ def rpc_port_published(d: Deployment) -> Iterator[Finding]:
     Use instead: publish it on the LAN address only (`"192.168.1.20:50052:50052"`), or on
     `127.0.0.1` with a tunnel; in Kubernetes use a ClusterIP Service and a NetworkPolicy.
     """
-    if d.engine != RPC_SERVER or _loopback(d):
+    if _loopback(d):
         return  # bound to loopback inside: nothing outside reaches it (MG606)
     port = _rpc_port(d)
     for reach in public_reach(d, port, bound_host=False):
@@ -183,7 +113,8 @@ def rpc_port_published(d: Deployment) -> Iterator[Finding]:
 
 
 @rule("MG603", "rpc-public-address", Severity.ERROR,
-      "llama-server sends weights and activations to an RPC server at a public address")
+      "llama-server sends weights and activations to an RPC server at a public address",
+      needs={LLAMA_ARGS}, reads=("rpc",))
 def rpc_public_address(d: Deployment) -> Iterator[Finding]:
     """
     What it does: checks every `host:port` of llama-server's `--rpc` list.
@@ -196,8 +127,6 @@ def rpc_public_address(d: Deployment) -> Iterator[Finding]:
     Use instead: keep RPC servers on a private network (10.x, 172.16-31.x, 192.168.x) or
     behind a VPN.
     """
-    if d.engine != LLAMA_SERVER:
-        return
     rpc = d.inv.rpc
     if not rpc.known or not rpc.given:
         return
@@ -230,7 +159,8 @@ def _sub(d: Deployment, value_span, i: int, j: int):  # type: ignore[no-untyped-
 
 
 @rule("MG604", "rpc-no-cache", Severity.INFO,
-      "an RPC server without `-c`: weights are sent over the network at every load")
+      "an RPC server without `-c`: weights are sent over the network at every load",
+      needs={RPC_WORKER})
 def rpc_no_cache(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds RPC servers started without `-c/--cache`.
@@ -242,8 +172,6 @@ def rpc_no_cache(d: Deployment) -> Iterator[Finding]:
 
     Use instead: `ggml-rpc-server -c …`.
     """
-    if d.engine != RPC_SERVER:
-        return
     cache = d.inv.cache
     if cache.given or not cache.known:
         return
@@ -256,7 +184,8 @@ def rpc_no_cache(d: Deployment) -> Iterator[Finding]:
 
 
 @rule("MG605", "api-without-key", Severity.WARNING,
-      "the engine's API is reachable from outside without an API key")
+      "the engine's API is reachable from outside without an API key",
+      needs={HTTP_API})
 def api_without_key(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds vLLM and llama-server APIs reachable from outside the host or cluster
@@ -273,25 +202,24 @@ def api_without_key(d: Deployment) -> Iterator[Finding]:
     Use instead: set `--api-key` from a secret (`VLLM_API_KEY` via `secretKeyRef`), or put an
     authenticating gateway in front and publish only to it.
     """
-    if d.engine not in (VLLM, LLAMA_SERVER):
-        return
     key = d.inv.api_key
     if key.given or not key.known:
         return
-    env_names = ("VLLM_API_KEY",) if d.engine == VLLM else ("LLAMA_API_KEY",)
+    env_names = d.adapter.api_key_env
     if any(name in d.launch.env for name in env_names):
         return
-    if d.engine == LLAMA_SERVER and d.inv.setting("api_key_file").given:
+    if any(d.inv.setting(k).given for k in d.adapter.api_key_settings):
         return
     port = d.inv.port
     api_port = port.value if port.known and isinstance(port.value, int) else \
-        API_DEFAULT_PORT[d.engine]
+        d.adapter.default_port
     if not port.known or _loopback(d):
         return  # bound to loopback: unreachable from outside, which is MG606's finding
     for reach in public_reach(d, api_port):
         yield Finding(
             "MG605", Severity.WARNING,
-            f"the {_name(d)} API (port {api_port}) is reachable from outside: {reach.message}; "
+            f"the {d.adapter.label} API (port {api_port}) is reachable from outside: "
+            f"{reach.message}; "
             "no --api-key is set",
             reach.source, reach.span,
             hint=f"set --api-key (or {env_names[0]} from a secret), or publish the port only "
@@ -318,8 +246,7 @@ def loopback_behind_service(d: Deployment) -> Iterator[Finding]:
     Use instead: `--host 0.0.0.0` inside the container (the container's network is private
     until a port is published), with an API key where the port is public (MG605).
     """
-    if d.engine not in (VLLM, LLAMA_SERVER, RPC_SERVER) or d.context.image is None and \
-            d.context.kind not in ("k8s", "compose"):
+    if not d.context.in_container:
         return
     bound = bind_address(d)
     if bound is None or address_kind(bound[0]) != "loopback":
@@ -327,8 +254,7 @@ def loopback_behind_service(d: Deployment) -> Iterator[Finding]:
     port = d.inv.port
     if not port.known:
         return
-    number = port.value if isinstance(port.value, int) else (
-        RPC_DEFAULT_PORT if d.engine == RPC_SERVER else API_DEFAULT_PORT[d.engine])
+    number = port.value if isinstance(port.value, int) else d.adapter.default_port
     ways: list[Related] = []
     for p in d.context.ports:
         if p.published and (p.container_port is None or p.container_port == number):
@@ -344,21 +270,17 @@ def loopback_behind_service(d: Deployment) -> Iterator[Finding]:
     if not ways:
         return
     value, how, span = bound
-    what = {VLLM: "vLLM", LLAMA_SERVER: "llama-server", RPC_SERVER: "the RPC server"}[d.engine]
+    what = d.adapter.label
     first = ways[0].message
     yield Finding(
         "MG606", Severity.WARNING,
         f"{what} listens on {value} only ({how}) but {first}: connections arrive on the "
         "container's network address, where nothing listens, so they are all refused",
         d.source, span or d.program_span,
-        hint=("add --host 0.0.0.0" if d.engine != RPC_SERVER else "add -H 0.0.0.0")
-        + " (inside the container), and keep the port private or protected",
+        hint=f"add {d.adapter.host_flag} 0.0.0.0 (inside the container), and keep the port "
+             "private or protected",
         related=tuple(ways),
     )
-
-
-def _name(d: Deployment) -> str:
-    return "vLLM" if d.engine == VLLM else "llama-server"
 
 
 RULES: list[Rule] = [rpc_server_exposed, rpc_port_published, rpc_public_address, rpc_no_cache,

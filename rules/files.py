@@ -76,6 +76,7 @@ RULES: list[Rule] = [
             kv_heads = 8
             head_dim = 128
         """,
+        reads=("model", "hf_repo"),
     ),
     reader_rule(
         "MG011", "helm-template", Severity.INFO,

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from mgpu_lint.deployment import Deployment
+from mgpu_lint.engines.adapter import LLAMA_ARGS, VLLM_ARGS
 from mgpu_lint.findings import Finding, Related, Severity
-from mgpu_lint.launch import LLAMA_SERVER, VLLM
 from mgpu_lint.resolve import node_gpus
 from mgpu_lint.sizing.display import fixed, percent
 from mgpu_lint.sizing.interconnect import (
@@ -73,7 +73,8 @@ def _gbs(x: float) -> str:
 
 
 @rule("MG201", "tensor-parallel-over-pcie", Severity.WARNING,
-      "tensor parallelism on GPUs joined only by PCIe")
+      "tensor parallelism on GPUs joined only by PCIe",
+      needs={VLLM_ARGS}, reads=("tensor_parallel_size",))
 def tensor_parallel_over_pcie(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds vLLM launches with `--tensor-parallel-size` > 1 on a GPU type whose
@@ -98,7 +99,7 @@ def tensor_parallel_over_pcie(d: Deployment) -> Iterator[Finding]:
     llama.cpp's default `-sm layer`.
     """
     lay = d.layout
-    if d.engine != VLLM or lay is None or not lay.known or lay.tp.value <= 1:
+    if lay is None or not lay.known or lay.tp.value <= 1:
         return
     spec = _pcie_only(d)
     if spec is None or spec.pcie_bytes_per_s is None or d.gpu is None:
@@ -175,7 +176,8 @@ def tensor_parallel_over_pcie(d: Deployment) -> Iterator[Finding]:
 
 
 @rule("MG202", "llama-split-over-pcie", Severity.WARNING,
-      "llama.cpp row or tensor split on GPUs joined only by PCIe")
+      "llama.cpp row or tensor split on GPUs joined only by PCIe",
+      needs={LLAMA_ARGS}, reads=("split_mode",))
 def llama_split_over_pcie(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds llama-server launches with `-sm row` or `-sm tensor` on a stated GPU
@@ -194,8 +196,6 @@ def llama_split_over_pcie(d: Deployment) -> Iterator[Finding]:
 
     Use instead: `-sm layer` (the default), with `-ts` to set the proportions.
     """
-    if d.engine != LLAMA_SERVER:
-        return
     mode = d.inv.split_mode
     if not mode.known or not mode.given or mode.value not in ("row", "tensor"):
         return
@@ -230,7 +230,8 @@ def llama_split_over_pcie(d: Deployment) -> Iterator[Finding]:
 
 
 @rule("MG203", "pipeline-bubble", Severity.INFO,
-      "pipeline parallelism with fewer sequences in flight than stages")
+      "pipeline parallelism with fewer sequences in flight than stages",
+      needs={VLLM_ARGS}, reads=("pipeline_parallel_size", "max_num_seqs"))
 def pipeline_bubble(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds vLLM launches with `--pipeline-parallel-size` p > 1 where the sequences
@@ -247,7 +248,7 @@ def pipeline_bubble(d: Deployment) -> Iterator[Finding]:
     inside an NVLink node, or fewer stages.
     """
     lay = d.layout
-    if d.engine != VLLM or lay is None or not lay.known or lay.pp.value <= 1:
+    if lay is None or not lay.known or lay.pp.value <= 1:
         return
     p = lay.pp.value
     users = d.settings.users
@@ -284,7 +285,8 @@ def pipeline_bubble(d: Deployment) -> Iterator[Finding]:
 
 
 @rule("MG204", "custom-all-reduce-disabled", Severity.INFO,
-      "`--disable-custom-all-reduce` with tensor parallelism: slower decode all-reduces")
+      "`--disable-custom-all-reduce` with tensor parallelism: slower decode all-reduces",
+      needs={VLLM_ARGS})
 def custom_all_reduce_disabled(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds vLLM launches with `--disable-custom-all-reduce` where vLLM would
@@ -305,7 +307,7 @@ def custom_all_reduce_disabled(d: Deployment) -> Iterator[Finding]:
     """
     lay = d.layout
     flag = d.inv.disable_custom_all_reduce
-    if d.engine != VLLM or lay is None or not lay.known or not flag.given or not flag.known:
+    if lay is None or not lay.known or not flag.given or not flag.known:
         return
     if flag.value is not True:
         return

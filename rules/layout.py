@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from mgpu_lint.deployment import Deployment
+from mgpu_lint.engines.adapter import PARALLEL_LAYOUT
 from mgpu_lint.facts.ray import RAY_PG_WAIT_S, local_ray, ray_backed
 from mgpu_lint.findings import Finding, Related, Severity
 from mgpu_lint.fixes import Fix, set_gpu_count
-from mgpu_lint.launch import VLLM
 from mgpu_lint.resolve import Layout, node_gpus
 from mgpu_lint.source import Span
 
@@ -31,7 +31,7 @@ def _group(d: Deployment) -> int | None:
 
 def usable_layout(d: Deployment) -> Layout | None:
     lay = d.layout
-    if d.engine != VLLM or lay is None or not lay.known:
+    if lay is None or not lay.known:
         return None
     return lay
 
@@ -62,7 +62,10 @@ def _size_to_change(d: Deployment, lay: Layout) -> tuple[Span, list[Related]]:
 
 
 @rule("MG101", "gpu-count-mismatch", Severity.ERROR,
-      "the parallel layout needs more (or fewer) GPUs than the launch gets")
+      "the parallel layout needs more (or fewer) GPUs than the launch gets",
+      needs={PARALLEL_LAYOUT},
+      reads=("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size",
+          "data_parallel_size_local", "prefill_context_parallel_size", "nnodes", "device_ids"))
 def gpu_count_mismatch(d: Deployment) -> Iterator[Finding]:
     """
     What it does: compares the GPUs a vLLM launch uses on its node — data-parallel engines on
@@ -202,7 +205,8 @@ def _count_fix(d: Deployment, span: Span, have: int, need: int,
 
 
 @rule("MG102", "heads-not-divisible", Severity.ERROR,
-      "attention or KV heads do not divide by the tensor-parallel size")
+      "attention or KV heads do not divide by the tensor-parallel size",
+      needs={PARALLEL_LAYOUT}, reads=("model", "tensor_parallel_size"))
 def heads_not_divisible(d: Deployment) -> Iterator[Finding]:
     """
     What it does: checks the model's attention heads and KV heads against `-tp`.
@@ -262,7 +266,8 @@ def _tp_hint(heads: int, kv_heads: int, mla: bool, tp: int) -> str | None:
 
 
 @rule("MG103", "kv-heads-replicated", Severity.INFO,
-      "tp exceeds the KV heads: KV heads are replicated")
+      "tp exceeds the KV heads: KV heads are replicated",
+      needs={PARALLEL_LAYOUT}, reads=("tensor_parallel_size",))
 def kv_heads_replicated(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds a tensor-parallel size larger than the model's KV heads.
@@ -294,7 +299,8 @@ def kv_heads_replicated(d: Deployment) -> Iterator[Finding]:
 
 
 @rule("MG104", "pipeline-exceeds-layers", Severity.WARNING,
-      "more pipeline stages than the model has layers")
+      "more pipeline stages than the model has layers",
+      needs={PARALLEL_LAYOUT}, reads=("pipeline_parallel_size",))
 def pipeline_exceeds_layers(d: Deployment) -> Iterator[Finding]:
     """
     What it does: compares `-pp` with the model's layer count.
@@ -323,7 +329,8 @@ def pipeline_exceeds_layers(d: Deployment) -> Iterator[Finding]:
 
 
 @rule("MG105", "tensor-parallel-across-nodes", Severity.WARNING,
-      "tp larger than one node's GPUs: every all-reduce crosses the network")
+      "tp larger than one node's GPUs: every all-reduce crosses the network",
+      needs={PARALLEL_LAYOUT}, reads=("tensor_parallel_size", "nnodes"))
 def tensor_parallel_across_nodes(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds a tensor-parallel size larger than the GPUs one node (or pod) holds:
@@ -369,7 +376,8 @@ def tensor_parallel_across_nodes(d: Deployment) -> Iterator[Finding]:
 
 
 @rule("MG106", "multi-node-inconsistent", Severity.ERROR,
-      "multi-node flags that do not fit together")
+      "multi-node flags that do not fit together",
+      needs={PARALLEL_LAYOUT}, reads=("nnodes", "node_rank"))
 def multi_node_inconsistent(d: Deployment) -> Iterator[Finding]:
     """
     What it does: checks vLLM's multi-node launch flags (`--nnodes`, `--node-rank`,
@@ -437,4 +445,6 @@ def multi_node_inconsistent(d: Deployment) -> Iterator[Finding]:
         )
 
 
-RULES: list[Rule] = [gpu_count_mismatch, heads_not_divisible, kv_heads_replicated, pipeline_exceeds_layers, tensor_parallel_across_nodes, multi_node_inconsistent]
+RULES: list[Rule] = [gpu_count_mismatch, heads_not_divisible, kv_heads_replicated,
+                     pipeline_exceeds_layers, tensor_parallel_across_nodes,
+                     multi_node_inconsistent]

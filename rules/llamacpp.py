@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from mgpu_lint.deployment import Deployment
+from mgpu_lint.engines.adapter import LLAMA_ARGS
 from mgpu_lint.facts.llama import fit_active, gpu_backend, llama_devices
 from mgpu_lint.findings import Finding, Related, Severity
-from mgpu_lint.launch import LLAMA_SERVER
 from mgpu_lint.sizing.display import fixed
 from mgpu_lint.sizing.llamacpp import (
     describe_layer_split,
@@ -51,7 +51,9 @@ def _numbers(values: list[float]) -> str:
 
 
 @rule("MG501", "llama-layer-split", Severity.INFO,
-      "the layer range each llama.cpp device gets, when the split is uneven or surprising")
+      "the layer range each llama.cpp device gets, when the split is uneven or surprising",
+      needs={LLAMA_ARGS},
+      reads=("model", "hf_repo", "n_gpu_layers", "tensor_split", "rpc", "device"))
 def llama_layer_split(d: Deployment) -> Iterator[Finding]:
     """
     What it does: computes where llama.cpp puts each layer for a stated `-ts` (and `-ngl`)
@@ -70,7 +72,7 @@ def llama_layer_split(d: Deployment) -> Iterator[Finding]:
 
     Use instead: choose `-ts` from the layer counts you want, not from memory sizes alone.
     """
-    if d.engine != LLAMA_SERVER or _mode(d) != "layer":
+    if _mode(d) != "layer":
         return
     ts = d.inv.tensor_split
     ngl = d.inv.n_gpu_layers
@@ -134,7 +136,8 @@ def llama_layer_split(d: Deployment) -> Iterator[Finding]:
 
 
 @rule("MG502", "tensor-split-device-count", Severity.WARNING,
-      "`-ts` has a different number of entries than llama.cpp has devices")
+      "`-ts` has a different number of entries than llama.cpp has devices",
+      needs={LLAMA_ARGS}, reads=("tensor_split", "device"))
 def tensor_split_device_count(d: Deployment) -> Iterator[Finding]:
     """
     What it does: compares the number of `-ts` entries with the devices llama.cpp sees: the
@@ -149,7 +152,7 @@ def tensor_split_device_count(d: Deployment) -> Iterator[Finding]:
 
     Use instead: one entry per device, RPC devices first.
     """
-    if d.engine != LLAMA_SERVER or _mode(d) == "none":
+    if _mode(d) == "none":
         return
     ts = d.inv.tensor_split
     if not ts.given or not ts.known or ts.span is None:
@@ -180,7 +183,8 @@ def tensor_split_device_count(d: Deployment) -> Iterator[Finding]:
 
 
 @rule("MG503", "tensor-split-ignored", Severity.WARNING,
-      "`-ts` with `-sm none`: only the main GPU is used")
+      "`-ts` with `-sm none`: only the main GPU is used",
+      needs={LLAMA_ARGS}, reads=("tensor_split", "split_mode"))
 def tensor_split_ignored(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds `-ts/--tensor-split` together with `-sm none`.
@@ -192,7 +196,7 @@ def tensor_split_ignored(d: Deployment) -> Iterator[Finding]:
     Use instead: `-sm layer` (the default) to split by the proportions, or drop `-ts` and pick
     the GPU with `-mg`.
     """
-    if d.engine != LLAMA_SERVER or _mode(d) != "none":
+    if _mode(d) != "none":
         return
     ts = d.inv.tensor_split
     mode = d.inv.split_mode
@@ -212,7 +216,8 @@ def tensor_split_ignored(d: Deployment) -> Iterator[Finding]:
 
 
 @rule("MG504", "main-gpu-out-of-range", Severity.ERROR,
-      "`-mg` names a device that does not exist")
+      "`-mg` names a device that does not exist",
+      needs={LLAMA_ARGS}, reads=("split_mode", "main_gpu"))
 def main_gpu_out_of_range(d: Deployment) -> Iterator[Finding]:
     """
     What it does: compares `-mg/--main-gpu` with the number of devices llama.cpp sees (RPC
@@ -228,8 +233,6 @@ def main_gpu_out_of_range(d: Deployment) -> Iterator[Finding]:
 
     Use instead: an index below the device count (RPC devices count first).
     """
-    if d.engine != LLAMA_SERVER:
-        return
     mg = d.inv.main_gpu
     mode = _mode(d)
     if not mg.given or not mg.known or not isinstance(mg.value, int) or mode is None:
@@ -255,7 +258,8 @@ def main_gpu_out_of_range(d: Deployment) -> Iterator[Finding]:
 
 
 @rule("MG505", "split-follows-free-memory", Severity.INFO,
-      "no `-ts`: the layer split is decided by free memory at load time")
+      "no `-ts`: the layer split is decided by free memory at load time",
+      needs={LLAMA_ARGS})
 def split_follows_free_memory(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds llama-server launches in `-sm layer` mode over two or more devices
@@ -272,7 +276,7 @@ def split_follows_free_memory(d: Deployment) -> Iterator[Finding]:
     Use instead: `-ts` with the proportions you want (which also keeps `--fit` away from the
     split).
     """
-    if d.engine != LLAMA_SERVER or _mode(d) != "layer" or d.inv.tensor_split.given:
+    if _mode(d) != "layer" or d.inv.tensor_split.given:
         return
     devices = llama_devices(d)
     if devices is None or len(devices.names) < 2:
@@ -297,7 +301,8 @@ def split_follows_free_memory(d: Deployment) -> Iterator[Finding]:
 
 
 @rule("MG506", "lora-not-batched", Severity.INFO,
-      "several llama.cpp LoRA adapters with several slots: mixed requests are not batched")
+      "several llama.cpp LoRA adapters with several slots: mixed requests are not batched",
+      needs={LLAMA_ARGS}, reads=("parallel",))
 def lora_not_batched(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds llama-server launches that load two or more LoRA adapters (`--lora`,
@@ -312,8 +317,6 @@ def lora_not_batched(d: Deployment) -> Iterator[Finding]:
     Use instead: route each adapter's traffic to its own server or slot group, merge a hot
     adapter into the weights, or serve multi-adapter traffic with vLLM `--enable-lora`.
     """
-    if d.engine != LLAMA_SERVER:
-        return
     lora, scaled = d.inv.lora, d.inv.lora_scaled
     if not lora.known or not scaled.known:
         return
@@ -341,7 +344,8 @@ def lora_not_batched(d: Deployment) -> Iterator[Finding]:
 
 
 @rule("MG507", "row-split-unsupported-device", Severity.ERROR,
-      "`-sm row` with RPC devices: the load fails")
+      "`-sm row` with RPC devices: the load fails",
+      needs={LLAMA_ARGS})
 def row_split_unsupported_device(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds llama-server launches with `-sm row` whose device list contains RPC
@@ -355,7 +359,7 @@ def row_split_unsupported_device(d: Deployment) -> Iterator[Finding]:
     Use instead: `-sm layer` (the default) across machines: only hidden states cross the
     network, once per device boundary.
     """
-    if d.engine != LLAMA_SERVER or _mode(d) != "row":
+    if _mode(d) != "row":
         return
     devices = llama_devices(d)
     if devices is None or not devices.rpc:

@@ -7,9 +7,9 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from mgpu_lint.deployment import Deployment
+from mgpu_lint.engines.adapter import LLAMA_ARGS
 from mgpu_lint.facts.llama import fit_active
 from mgpu_lint.findings import Finding, Severity
-from mgpu_lint.launch import LLAMA_SERVER
 from mgpu_lint.sizing import llamacpp as llama_sizing
 from mgpu_lint.sizing import memory as mem
 from mgpu_lint.sizing.display import fixed, gb, percent
@@ -29,7 +29,10 @@ def _slots(n_parallel: int) -> int:
 
 
 @rule("MG309", "llama-device-memory", Severity.ERROR,
-      "llama.cpp: weights and KV cache of a device's layers exceed its memory")
+      "llama.cpp: weights and KV cache of a device's layers exceed its memory",
+      needs={LLAMA_ARGS},
+      reads=("model", "hf_repo", "n_gpu_layers", "tensor_split", "ctx_size", "parallel",
+          "cache_type_k", "cache_type_v", "rpc", "device"))
 def llama_device_memory(d: Deployment) -> Iterator[Finding]:
     """
     What it does: places the layers as llama.cpp does (src/llama-model.cpp load_tensors:
@@ -48,7 +51,7 @@ def llama_device_memory(d: Deployment) -> Iterator[Finding]:
     (-ctk q8_0 -ctv q8_0), fewer -ngl layers, or leave -ngl/-ts to --fit.
     """
     inv, model, g = d.inv, d.model, d.gpu
-    if d.engine != LLAMA_SERVER or model is None or model.shape is None or g is None \
+    if model is None or model.shape is None or g is None \
             or g.spec is None or model.kv_bytes is None or fit_active(d):
         return
     needed = (inv.n_gpu_layers, inv.tensor_split, inv.ctx_size, inv.parallel, inv.split_mode,
@@ -143,7 +146,8 @@ def llama_device_memory(d: Deployment) -> Iterator[Finding]:
     related = gpu_related(d) + setting_related(d, inv.n_gpu_layers, inv.tensor_split,
                                                  inv.ctx_size)
     yield Finding("MG309", severity, message, d.source, model_span(d),
-                  hint=f"lower {ctx_flag}, quantize the KV cache ({inv.long_name('cache_type_k')} / "
+                  hint=f"lower {ctx_flag}, quantize the KV cache "
+                       f"({inv.long_name('cache_type_k')} / "
                        f"{inv.long_name('cache_type_v')} q8_0), move layers with "
                        f"{inv.long_name('tensor_split')}, or offload fewer layers",
                   math=tuple(math_lines), related=related,
@@ -155,7 +159,8 @@ def llama_device_memory(d: Deployment) -> Iterator[Finding]:
 
 
 @rule("MG310", "partial-offload", Severity.INFO,
-      "-ngl below the layer count: some layers stay on the CPU")
+      "-ngl below the layer count: some layers stay on the CPU",
+      needs={LLAMA_ARGS}, reads=("model", "hf_repo", "n_gpu_layers"))
 def partial_offload(d: Deployment) -> Iterator[Finding]:
     """
     What it does: reports llama-server launches whose -ngl offloads fewer units than the
@@ -172,7 +177,7 @@ def partial_offload(d: Deployment) -> Iterator[Finding]:
     inv, model = d.inv, d.model
     setting = inv.n_gpu_layers
     ngl = setting.int_value
-    if d.engine != LLAMA_SERVER or model is None or model.shape is None or ngl is None \
+    if model is None or model.shape is None or ngl is None \
             or ngl < 0 or not setting.given or setting.span is None:
         return
     shape = model.shape

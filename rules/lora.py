@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from mgpu_lint.catalog import knowledge
 from mgpu_lint.deployment import Deployment
+from mgpu_lint.engines.adapter import VLLM_ARGS
 from mgpu_lint.facts.vllm_memory import (
     LORA_BYTES_PER_VALUE,
     LORA_RANKS,
@@ -15,7 +16,6 @@ from mgpu_lint.facts.vllm_memory import (
     weights_verdict,
 )
 from mgpu_lint.findings import Finding, Related, Severity
-from mgpu_lint.launch import VLLM
 from mgpu_lint.sizing import lora as lora_sizing
 from mgpu_lint.sizing.display import gb, percent, size
 
@@ -37,7 +37,8 @@ LORA_INFO_SHARE = 0.01  # MG306: below 1% (vLLM's default single rank-16 slot) n
 
 
 @rule("MG306", "lora-reservation", Severity.INFO,
-      "GPU memory reserved for --max-loras × --max-lora-rank adapters")
+      "GPU memory reserved for --max-loras × --max-lora-rank adapters",
+      needs={VLLM_ARGS}, reads=("max_loras", "max_lora_rank"))
 def lora_reservation(d: Deployment) -> Iterator[Finding]:
     """
     What it does: computes the adapter buffers vLLM allocates on every GPU when LoRA is on:
@@ -118,7 +119,8 @@ def lora_reservation(d: Deployment) -> Iterator[Finding]:
 
 
 @rule("MG307", "lora-rank-invalid", Severity.ERROR,
-      "--max-lora-rank not among the ranks vLLM accepts")
+      "--max-lora-rank not among the ranks vLLM accepts",
+      needs={VLLM_ARGS}, reads=("max_lora_rank",))
 def lora_rank_invalid(d: Deployment) -> Iterator[Finding]:
     """
     What it does: checks --max-lora-rank against the ranks vLLM supports: 1, 8, 16, 32, 64,
@@ -134,7 +136,7 @@ def lora_rank_invalid(d: Deployment) -> Iterator[Finding]:
     """
     setting = d.inv.max_lora_rank
     rank = setting.int_value
-    if d.engine != VLLM or rank is None or not setting.given or setting.span is None:
+    if rank is None or not setting.given or setting.span is None:
         return
     spec = d.inv.catalog.by_key.get(setting.key)
     listed = spec is not None and spec.choices is not None
@@ -154,7 +156,8 @@ def lora_rank_invalid(d: Deployment) -> Iterator[Finding]:
 
 
 @rule("MG308", "lora-without-enable", Severity.ERROR,
-      "LoRA flags without --enable-lora")
+      "LoRA flags without --enable-lora",
+      needs={VLLM_ARGS})
 def lora_without_enable(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds LoRA flags on a vLLM launch that does not turn LoRA on.
@@ -169,7 +172,7 @@ def lora_without_enable(d: Deployment) -> Iterator[Finding]:
     Use instead: add --enable-lora, or remove the LoRA flags.
     """
     inv = d.inv
-    if d.engine != VLLM or not inv.enable_lora.known or inv.enable_lora.value is True:
+    if not inv.enable_lora.known or inv.enable_lora.value is True:
         return
     modules = inv.lora_modules
     enable = inv.long_name(inv.enable_lora.key)

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from mgpu_lint.deployment import Deployment
-from mgpu_lint.engines.catalog import version_key
+from mgpu_lint.engines.adapter import VLLM_ARGS
 from mgpu_lint.facts.vllm_memory import (
     ALLOW_LONG_ENV,
     VllmBudget,
@@ -22,10 +22,10 @@ from mgpu_lint.facts.vllm_memory import (
     weights_verdict,
 )
 from mgpu_lint.findings import Finding, Related, Severity
-from mgpu_lint.launch import VLLM
 from mgpu_lint.sizing import memory as mem
 from mgpu_lint.sizing import vllm_budget as vb
 from mgpu_lint.sizing.display import gb, gib, percent
+from mgpu_lint.versions import version_key
 
 from .registry import Rule, rule
 from .text import cap_assumed, gpu_phrase, gpu_related, layout_related, model_span, setting_related
@@ -37,7 +37,10 @@ UTILIZATION_WARN = 0.95
 
 
 @rule("MG301", "weights-exceed-memory", Severity.ERROR,
-      "weights per GPU exceed the memory vLLM may use on each GPU")
+      "weights per GPU exceed the memory vLLM may use on each GPU",
+      needs={VLLM_ARGS},
+      reads=("model", "tensor_parallel_size", "pipeline_parallel_size", "gpu_memory_utilization",
+          "dtype", "quantization"))
 def weights_exceed_memory(d: Deployment) -> Iterator[Finding]:
     """
     What it does: sizes one GPU as vLLM does at start-up (linter/sizing/vllm_budget.py, from
@@ -126,7 +129,10 @@ def weights_exceed_memory(d: Deployment) -> Iterator[Finding]:
 
 
 @rule("MG302", "kv-cannot-hold-one-sequence", Severity.ERROR,
-      "the KV cache cannot hold one --max-model-len sequence")
+      "the KV cache cannot hold one --max-model-len sequence",
+      needs={VLLM_ARGS},
+      reads=("model", "max_model_len", "gpu_memory_utilization", "kv_cache_memory_bytes",
+          "kv_cache_dtype", "dtype"))
 def kv_cannot_hold_one_sequence(d: Deployment) -> Iterator[Finding]:
     """
     What it does: repeats vLLM's own start-up check (check_enough_kv_cache_memory,
@@ -234,7 +240,10 @@ def _one_request(d: Deployment, b: VllmBudget) -> Iterator[Finding]:
 
 
 @rule("MG303", "kv-below-concurrency", Severity.WARNING,
-      "the KV cache holds fewer tokens than the expected concurrency")
+      "the KV cache holds fewer tokens than the expected concurrency",
+      needs={VLLM_ARGS},
+      reads=("max_model_len", "gpu_memory_utilization", "kv_cache_memory_bytes", "max_num_seqs",
+          "kv_cache_dtype"))
 def kv_below_concurrency(d: Deployment) -> Iterator[Finding]:
     """
     What it does: compares the KV cache of each engine with the expected concurrency:
@@ -308,7 +317,8 @@ def kv_below_concurrency(d: Deployment) -> Iterator[Finding]:
 
 
 @rule("MG304", "max-model-len-exceeds-model", Severity.ERROR,
-      "--max-model-len above the model's derived limit")
+      "--max-model-len above the model's derived limit",
+      needs={VLLM_ARGS}, reads=("model", "max_model_len"))
 def max_model_len_exceeds_model(d: Deployment) -> Iterator[Finding]:
     """
     What it does: compares --max-model-len with the limit vLLM derives from the model's
@@ -326,7 +336,7 @@ def max_model_len_exceeds_model(d: Deployment) -> Iterator[Finding]:
     """
     model = d.model
     setting = d.inv.max_model_len
-    if d.engine != VLLM or model is None or model.shape is None or not setting.given:
+    if model is None or model.shape is None or not setting.given:
         return
     value = setting.int_value
     if value is None or value <= 0 or setting.span is None or long_allowed(d):
@@ -354,7 +364,8 @@ def max_model_len_exceeds_model(d: Deployment) -> Iterator[Finding]:
 
 
 @rule("MG305", "gpu-memory-utilization-range", Severity.ERROR,
-      "--gpu-memory-utilization outside (0, 1) (1 on a CUDA GPU), or above 0.95")
+      "--gpu-memory-utilization outside (0, 1) (1 on a CUDA GPU), or above 0.95",
+      needs={VLLM_ARGS}, reads=("gpu_memory_utilization",))
 def gpu_memory_utilization_range(d: Deployment) -> Iterator[Finding]:
     """
     What it does: checks --gpu-memory-utilization, the share of each GPU's memory one vLLM
@@ -376,7 +387,7 @@ def gpu_memory_utilization_range(d: Deployment) -> Iterator[Finding]:
     """
     setting = d.inv.gpu_memory_utilization
     value = setting.value
-    if d.engine != VLLM or not setting.given or not setting.known or setting.span is None:
+    if not setting.given or not setting.known or setting.span is None:
         return
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         return
@@ -424,4 +435,5 @@ def gpu_memory_utilization_range(d: Deployment) -> Iterator[Finding]:
                   math=math_lines, data={"utilization": value})
 
 
-RULES: list[Rule] = [weights_exceed_memory, kv_cannot_hold_one_sequence, kv_below_concurrency, max_model_len_exceeds_model, gpu_memory_utilization_range]
+RULES: list[Rule] = [weights_exceed_memory, kv_cannot_hold_one_sequence, kv_below_concurrency,
+                     max_model_len_exceeds_model, gpu_memory_utilization_range]

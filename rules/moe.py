@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 
 from mgpu_lint.deployment import Deployment
 from mgpu_lint.findings import Finding, Related, Severity
-from mgpu_lint.launch import VLLM
 from mgpu_lint.sizing.display import fixed, percent
 from mgpu_lint.sizing.parallel import expert_load_imbalance, experts_per_rank, moe_grouping
 
@@ -22,6 +21,8 @@ if TYPE_CHECKING:
     from mgpu_lint.engines import Setting
     from mgpu_lint.resolve import Layout
     from mgpu_lint.source import Span
+
+from mgpu_lint.engines.adapter import VLLM_ARGS
 
 from .registry import Rule, rule
 from .text import model_name
@@ -34,7 +35,7 @@ ILLUSTRATIVE_LOADS = [34, 8, 10, 12]
 def _moe_shape(d: Deployment) -> tuple[Layout, ModelShape] | None:
     """The layout and the model's shape of a vLLM launch, when both are known."""
     lay = d.layout
-    if d.engine != VLLM or lay is None or not lay.known or d.model is None \
+    if lay is None or not lay.known or d.model is None \
             or d.model.shape is None:
         return None
     return lay, d.model.shape
@@ -77,7 +78,9 @@ def _group_span(d: Deployment, lay: Layout) -> Span:
 
 
 @rule("MG401", "moe-experts-sliced", Severity.INFO,
-      "a MoE model over several GPUs without expert parallelism: every expert is sliced")
+      "a MoE model over several GPUs without expert parallelism: every expert is sliced",
+      needs={VLLM_ARGS},
+      reads=("model", "tensor_parallel_size", "data_parallel_size", "enable_expert_parallel"))
 def moe_experts_sliced(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds MoE models served over tp × dp > 1 GPUs without
@@ -119,7 +122,8 @@ def moe_experts_sliced(d: Deployment) -> Iterator[Finding]:
 
 
 @rule("MG402", "expert-parallel-on-dense", Severity.ERROR,
-      "--enable-expert-parallel on a model without experts")
+      "--enable-expert-parallel on a model without experts",
+      needs={VLLM_ARGS}, reads=("model", "enable_expert_parallel"))
 def expert_parallel_on_dense(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds `--enable-expert-parallel` on a dense model.
@@ -146,7 +150,10 @@ def expert_parallel_on_dense(d: Deployment) -> Iterator[Finding]:
 
 
 @rule("MG403", "experts-not-divisible", Severity.WARNING,
-      "the expert count does not divide by the expert-parallel size")
+      "the expert count does not divide by the expert-parallel size",
+      needs={VLLM_ARGS},
+      reads=("tensor_parallel_size", "data_parallel_size", "enable_expert_parallel",
+          "enable_eplb", "eplb_config"))
 def experts_not_divisible(d: Deployment) -> Iterator[Finding]:
     """
     What it does: with `--enable-expert-parallel`, checks the experts (plus redundant experts
@@ -201,7 +208,9 @@ def experts_not_divisible(d: Deployment) -> Iterator[Finding]:
 
 
 @rule("MG404", "eplb-recommended", Severity.INFO,
-      "a large expert-parallel group without --enable-eplb")
+      "a large expert-parallel group without --enable-eplb",
+      needs={VLLM_ARGS},
+      reads=("tensor_parallel_size", "data_parallel_size", "enable_expert_parallel", "enable_eplb"))
 def eplb_recommended(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds expert parallelism over 8 or more GPUs without `--enable-eplb`.
@@ -241,7 +250,8 @@ def eplb_recommended(d: Deployment) -> Iterator[Finding]:
 
 
 @rule("MG405", "moe-dp-lockstep", Severity.INFO,
-      "a MoE model with data parallelism: engines run in lockstep")
+      "a MoE model with data parallelism: engines run in lockstep",
+      needs={VLLM_ARGS}, reads=("tensor_parallel_size", "data_parallel_size"))
 def moe_dp_lockstep(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds MoE models served with `-dp` > 1.

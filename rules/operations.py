@@ -7,8 +7,8 @@ import re
 from collections.abc import Iterator
 
 from mgpu_lint.deployment import Deployment
+from mgpu_lint.engines.adapter import HTTP_API, LLAMA_ARGS, PARALLEL_LAYOUT
 from mgpu_lint.findings import Finding, Related, Severity
-from mgpu_lint.launch import ENGINE_NAMES, LLAMA_SERVER, RPC_SERVER, VLLM
 from mgpu_lint.sizing.display import fixed
 from mgpu_lint.sizing.memory import weights_bytes
 from mgpu_lint.sizing.operations import (
@@ -41,7 +41,8 @@ BATCH_KINDS = {"Job", "CronJob"}
 
 
 @rule("MG702", "missing-readiness-probe", Severity.WARNING,
-      "an engine container without a readiness or startup probe")
+      "an engine container without a readiness or startup probe",
+      needs={HTTP_API})
 def missing_readiness_probe(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds Kubernetes containers that run an inference server (vLLM,
@@ -66,7 +67,7 @@ def missing_readiness_probe(d: Deployment) -> Iterator[Finding]:
     Jobs/CronJobs (batch work, not traffic).
     """
     ctx = d.context
-    if ctx.kind != "k8s" or d.engine == RPC_SERVER or ctx.object_kind in BATCH_KINDS:
+    if not ctx.pod or ctx.object_kind in BATCH_KINDS:
         return
     if d.inv.headless.value:
         return
@@ -79,7 +80,7 @@ def missing_readiness_probe(d: Deployment) -> Iterator[Finding]:
         if "livenessProbe" in ctx.probes else ""
     yield Finding(
         "MG702", Severity.WARNING,
-        f"{label} runs {ENGINE_NAMES[d.engine]} without a readinessProbe or startupProbe"
+        f"{label} runs {d.adapter.display} without a readinessProbe or startupProbe"
         f"{liveness}: traffic arrives before the model has loaded",
         d.source, span,
         hint="add readinessProbe and startupProbe on the engine's /health endpoint",
@@ -110,7 +111,7 @@ def hpa_on_gpu_utilization(d: Deployment) -> Iterator[Finding]:
                 continue
             yield Finding(
                 "MG704", Severity.WARNING,
-                f"HorizontalPodAutoscaler `{hpa.name}` scales {ENGINE_NAMES[d.engine]} on "
+                f"HorizontalPodAutoscaler `{hpa.name}` scales {d.adapter.display} on "
                 f"`{metric.value}`, a GPU utilisation metric: it reads ~100% at any load that "
                 "keeps the GPU busy, so it cannot tell a queue building up",
                 hpa.source, metric.span,
@@ -123,7 +124,8 @@ SHM_MIN_BYTES = 1 << 30  # DECISIONS: "large" means at least 1 GiB (or no size l
 
 
 @rule("MG701", "missing-shm", Severity.WARNING,
-      "a multi-GPU vLLM container without a large /dev/shm")
+      "a multi-GPU vLLM container without a large /dev/shm",
+      needs={PARALLEL_LAYOUT})
 def missing_shm(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds vLLM launches whose world size (tp × pp) exceeds 1 inside a container
@@ -147,7 +149,7 @@ def missing_shm(d: Deployment) -> Iterator[Finding]:
     lay = d.layout
     if lay is None or not lay.known or lay.world_size <= 1:
         return
-    if ctx.kind not in ("k8s", "compose") and ctx.image is None:
+    if not ctx.in_container:
         return  # a process on the host, not in a container
     if ctx.ray_cluster:
         return
@@ -157,9 +159,9 @@ def missing_shm(d: Deployment) -> Iterator[Finding]:
     span = name.span if name is not None and name.span is not None else d.program_span
     where = ("the default 64 MB /dev/shm" if ctx.shm is None else
              f"a /dev/shm below 1 GiB ({ctx.shm.value})")
-    fix = {"k8s": "mount an emptyDir with medium: Memory at /dev/shm",
-           "compose": "add `ipc: host` or `shm_size: 16gb` to the service"}.get(
-        ctx.kind, "run the container with --ipc=host or --shm-size 16g")
+    fix = ("mount an emptyDir with medium: Memory at /dev/shm" if ctx.pod else
+           "add `ipc: host` or `shm_size: 16gb` to the service" if ctx.orchestrated else
+           "run the container with --ipc=host or --shm-size 16g")
     related = tuple(Related(d.source, s.span, f"{n} {s.value}") for n, s in
                     lay.explicit_sizes if s.span is not None)
     yield Finding(
@@ -191,13 +193,14 @@ DEFAULT_CACHE = "the default cache"
 def _cache_dir(d: Deployment) -> tuple[str, str] | None:
     """Where the engine stores downloaded weights, and what sets it; None when a variable that
     decides it has a value the linter cannot see."""
-    download = d.inv.setting("download_dir") if d.engine == VLLM else None
+    key = d.adapter.download_dir_key
+    download = d.inv.setting(key) if key is not None else None
     if download is not None and download.given:
         if not download.known or not download.value:
             return None
-        return str(download.value), "--download-dir"
+        return str(download.value), d.inv.long_name(key)
     env = d.launch.env
-    names = (("LLAMA_CACHE", ""),) + CACHE_ENV if d.engine == LLAMA_SERVER else CACHE_ENV
+    names = d.adapter.cache_env + CACHE_ENV
     for name, below in names:
         var = env.get(name)
         if var is None:
@@ -220,13 +223,10 @@ def _covers(mount: str, path: str) -> bool:
 
 def _hub_source(d: Deployment) -> str | None:
     """"the Hugging Face Hub" / "a URL" when the launch downloads its model at start."""
-    if d.engine == LLAMA_SERVER:
-        if d.inv.setting("hf_repo").given:
-            return "the Hugging Face Hub"
-        if d.inv.setting("docker_repo").given:
-            return "Docker Hub"
-        return "a URL" if d.inv.setting("model_url").given else None
-    if d.engine != VLLM or d.model is None:
+    for key, where in d.adapter.hub_settings:
+        if d.inv.setting(key).given:
+            return where
+    if not d.adapter.hub_model_ref or d.model is None:
         return None
     ref = d.model.ref
     if not HUB_ID.fullmatch(ref) or any(_covers(m, ref) for m in d.context.volumes
@@ -260,7 +260,7 @@ def cold_start_download(d: Deployment) -> Iterator[Finding]:
     Use instead: mount a PersistentVolumeClaim (or a hostPath on nodes that keep the weights)
     at the cache directory, or bake the weights into the image or a volume and serve a path.
     """
-    if d.context.kind != "k8s" or d.engine not in (VLLM, LLAMA_SERVER):
+    if not d.context.pod:
         return
     if d.model is None or d.model.shape is None:
         return
@@ -271,7 +271,7 @@ def cold_start_download(d: Deployment) -> Iterator[Finding]:
     if any(env[n].value is None or env[n].value.lower() in TRUE_VALUES
            for n in OFFLINE_ENV if n in env):
         return  # offline mode: the weights must already be in the image or a volume
-    if d.engine == VLLM and "VLLM_USE_MODELSCOPE" in env:
+    if any(name in env for name in d.adapter.other_hub_env):
         return
     cache = _cache_dir(d)
     if cache is None:
@@ -314,7 +314,8 @@ def cold_start_download(d: Deployment) -> Iterator[Finding]:
 
 
 @rule("MG705", "warmup-disabled", Severity.INFO,
-      "`--no-warmup`: the first requests pay the warm-up")
+      "`--no-warmup`: the first requests pay the warm-up",
+      needs={LLAMA_ARGS})
 def warmup_disabled(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds llama-server launches with `--no-warmup`.
@@ -330,8 +331,6 @@ def warmup_disabled(d: Deployment) -> Iterator[Finding]:
 
     Use instead: keep the warm-up (drop `--no-warmup`) for serving; use it only in tests.
     """
-    if d.engine != LLAMA_SERVER:
-        return
     warmup = d.inv.warmup
     if not warmup.given or not warmup.known or warmup.value is not False:
         return

@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from mgpu_lint.deployment import Deployment
+from mgpu_lint.engines.adapter import PARALLEL_LAYOUT, VLLM_ARGS
 from mgpu_lint.facts.peers import physical_gpus
 from mgpu_lint.facts.ray import ray_backed
 from mgpu_lint.findings import Finding, Related, Severity
 from mgpu_lint.fixes import mirror_gpu_request
-from mgpu_lint.launch import VLLM
 from mgpu_lint.sizing.display import fixed
 from mgpu_lint.sizing.parallel import EXAMPLE_9_WORK, route_requests
 
@@ -25,7 +25,8 @@ ROUTER_LABELS = ("model.aibrix.ai/name", "llm-d.ai/inferenceServing")
 
 
 @rule("MG107", "data-parallel-routing", Severity.INFO,
-      "dense-model replicas behind a plain Service: a load- or prefix-aware router does better")
+      "dense-model replicas behind a plain Service: a load- or prefix-aware router does better",
+      needs={PARALLEL_LAYOUT}, reads=("data_parallel_size",))
 def data_parallel_routing(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds a dense model served by several replicas (Deployment `replicas` > 1,
@@ -74,7 +75,8 @@ def data_parallel_routing(d: Deployment) -> Iterator[Finding]:
 
 
 @rule("MG108", "gpu-shared-between-launches", Severity.ERROR,
-      "two vLLM engines on the same GPU reserve more than all of its memory")
+      "two vLLM engines on the same GPU reserve more than all of its memory",
+      needs={VLLM_ARGS}, reads=("gpu_memory_utilization",))
 def gpu_shared_between_launches(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds vLLM launches of one script or compose file that are given the same
@@ -91,8 +93,6 @@ def gpu_shared_between_launches(d: Deployment) -> Iterator[Finding]:
     Use instead: give each engine its own GPU, or lower the utilisations so they sum to at
     most 1.
     """
-    if d.engine != VLLM:
-        return
     mine = physical_gpus(d.launch)
     util = d.inv.gpu_memory_utilization
     if mine is None or not util.known or not isinstance(util.value, (int, float)):
@@ -100,7 +100,7 @@ def gpu_shared_between_launches(d: Deployment) -> Iterator[Finding]:
     ids, span = mine
     for gp in d.gpu_peers:  # earlier launches of the file on one of these GPUs (report once)
         peer = gp.launch
-        if peer.engine != VLLM:
+        if not gp.engine_has(VLLM_ARGS):
             continue
         theirs = (gp.ids, gp.span)
         peer_util = gp.inv.gpu_memory_utilization
@@ -149,7 +149,7 @@ def gpu_requests_without_limits(d: Deployment) -> Iterator[Finding]:
     Use instead: put the count under `limits` (the request defaults to the limit).
     """
     req = d.context.gpu_requests_only
-    if d.context.kind != "k8s" or req is None or req.span is None:
+    if not d.context.pod or req is None or req.span is None:
         return
     yield Finding(
         "MG109", Severity.ERROR,
@@ -212,4 +212,5 @@ def visible_devices_out_of_range(d: Deployment) -> Iterator[Finding]:
     )
 
 
-RULES: list[Rule] = [data_parallel_routing, gpu_shared_between_launches, gpu_requests_without_limits, visible_devices_out_of_range]
+RULES: list[Rule] = [data_parallel_routing, gpu_shared_between_launches,
+                     gpu_requests_without_limits, visible_devices_out_of_range]

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from mgpu_lint.findings import Finding, Severity
 
 if TYPE_CHECKING:
     from mgpu_lint.deployment import Deployment
+    from mgpu_lint.engines import Engine
+    from mgpu_lint.source import SourceFile, Span
 
 Check = Callable[["Deployment"], Iterable[Finding]]
 
@@ -20,6 +22,11 @@ class Rule:
 
     ``check`` is None for rules whose findings come from the readers and parsers (MG001-MG016):
     those are found while reading, and registered here for their metadata.
+
+    ``needs``: the engine capabilities the rule applies to (``engines/adapter.py``); the runner
+    runs it only on launches whose engine has them all.  ``reads``: the settings whose value the
+    rule needs (directly or through a fact): when one is stated but unresolved (``$TP``), the rule
+    stays silent and MG009 names it.  ``rules.settings_read`` derives each engine's table.
     """
 
     code: str
@@ -28,20 +35,34 @@ class Rule:
     summary: str
     explanation: str
     check: Check | None = None
+    needs: frozenset[str] = frozenset()
+    reads: tuple[str, ...] = ()
+
+    def applies_to(self, engine: Engine) -> bool:
+        return engine.has(*self.needs)
+
+    def finding(self, message: str, source: SourceFile, span: Span, *,
+                severity: Severity | None = None, **kw: Any) -> Finding:
+        """A finding of this rule: its code, and its severity unless the case sets another."""
+        return Finding(self.code, severity or self.severity, message, source, span, **kw)
 
     @property
     def url(self) -> str:
         return f"https://mgpu-lint.dev/rules/{self.code}"
 
 
-def rule(code: str, name: str, severity: Severity, summary: str) -> Callable[[Check], Rule]:
+def rule(code: str, name: str, severity: Severity, summary: str, *,
+         needs: Iterable[str] = (), reads: Iterable[str] = ()) -> Callable[[Check], Rule]:
     """Decorator: the function's docstring is the rule's explanation (``mgpu-lint rule CODE``)."""
 
     def wrap(fn: Check) -> Rule:
-        return Rule(code, name, severity, summary, inspect.cleandoc(fn.__doc__ or ""), fn)
+        return Rule(code, name, severity, summary, inspect.cleandoc(fn.__doc__ or ""), fn,
+                    frozenset(needs), tuple(reads))
 
     return wrap
 
 
-def reader_rule(code: str, name: str, severity: Severity, summary: str, explanation: str) -> Rule:
-    return Rule(code, name, severity, summary, inspect.cleandoc(explanation), None)
+def reader_rule(code: str, name: str, severity: Severity, summary: str, explanation: str, *,
+                reads: Iterable[str] = ()) -> Rule:
+    return Rule(code, name, severity, summary, inspect.cleandoc(explanation), None,
+                frozenset(), tuple(reads))

@@ -17,10 +17,10 @@ from typing import Any
 
 from mgpu_lint.deployment import Deployment
 from mgpu_lint.engines import Setting
-from mgpu_lint.engines.catalog import version_key
+from mgpu_lint.engines.adapter import VLLM_ARGS
 from mgpu_lint.findings import Finding, Related, Severity
-from mgpu_lint.launch import VLLM
 from mgpu_lint.source import Span
+from mgpu_lint.versions import version_key
 
 from .registry import Rule, rule
 
@@ -36,17 +36,13 @@ SINCE: dict[str, str] = {
 OLDEST_SAMPLED = "0.10.2"
 
 
-def _vllm(d: Deployment) -> bool:
-    return d.engine == VLLM
-
-
 def _release(d: Deployment) -> tuple[int, ...]:
     return version_key(d.inv.version)
 
 
 def _applies(d: Deployment, code: str, since: str | None = None) -> bool:
     """The launch's release has the check (its catalog release is at least ``since``)."""
-    return _vllm(d) and _release(d) >= version_key(since or SINCE[code])
+    return _release(d) >= version_key(since or SINCE[code])
 
 
 def _pinned(d: Deployment) -> bool:
@@ -110,7 +106,8 @@ def _is_moe(d: Deployment) -> bool | None:
 # ---------------------------------------------------------------------------- data parallel
 
 @rule("MG801", "dp-local-exceeds-dp", Severity.ERROR,
-      "--data-parallel-size-local larger than --data-parallel-size")
+      "--data-parallel-size-local larger than --data-parallel-size",
+      needs={VLLM_ARGS})
 def dp_local_exceeds_dp(d: Deployment) -> Iterator[Finding]:
     """
     What it does: compares `--data-parallel-size-local` (`-dpl`, engines on this node) with
@@ -142,7 +139,8 @@ def dp_local_exceeds_dp(d: Deployment) -> Iterator[Finding]:
 
 
 @rule("MG802", "dp-rank-out-of-range", Severity.ERROR,
-      "--data-parallel-rank outside 0..dp-1")
+      "--data-parallel-rank outside 0..dp-1",
+      needs={VLLM_ARGS})
 def dp_rank_out_of_range(d: Deployment) -> Iterator[Finding]:
     """
     What it does: checks `--data-parallel-rank` (`-dpr`) and `--data-parallel-start-rank`
@@ -195,7 +193,8 @@ def _external_lb(d: Deployment) -> tuple[bool, Setting | None]:
 
 
 @rule("MG812", "external-dp-lb-invalid", Severity.ERROR,
-      "external data-parallel load balancing where vLLM does not allow it")
+      "external data-parallel load balancing where vLLM does not allow it",
+      needs={VLLM_ARGS})
 def external_dp_lb_invalid(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds external data-parallel load balancing (`--data-parallel-external-lb`,
@@ -247,7 +246,8 @@ def external_dp_lb_invalid(d: Deployment) -> Iterator[Finding]:
 
 
 @rule("MG813", "hybrid-lb-without-dp-local", Severity.ERROR,
-      "--data-parallel-hybrid-lb without --data-parallel-size-local")
+      "--data-parallel-hybrid-lb without --data-parallel-size-local",
+      needs={VLLM_ARGS})
 def hybrid_lb_without_dp_local(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds `--data-parallel-hybrid-lb` (`-dph`) without
@@ -281,7 +281,8 @@ def hybrid_lb_without_dp_local(d: Deployment) -> Iterator[Finding]:
 
 
 @rule("MG811", "headless-with-api-servers", Severity.ERROR,
-      "--headless with --api-server-count")
+      "--headless with --api-server-count",
+      needs={VLLM_ARGS})
 def headless_with_api_servers(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds `--headless` with an explicit `--api-server-count` (`-asc`).
@@ -327,7 +328,8 @@ def _backend(d: Deployment) -> tuple[str | None, bool]:
 
 
 @rule("MG803", "nnodes-with-ray-executor", Severity.ERROR,
-      "--nnodes above 1 with an executor other than mp, uni or external_launcher")
+      "--nnodes above 1 with an executor other than mp, uni or external_launcher",
+      needs={VLLM_ARGS})
 def nnodes_with_ray_executor(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds `--nnodes` above 1 with `--distributed-executor-backend ray` (or an
@@ -363,7 +365,8 @@ def nnodes_with_ray_executor(d: Deployment) -> Iterator[Finding]:
 
 
 @rule("MG804", "nnodes-with-ray-dp-backend", Severity.ERROR,
-      "--nnodes above 1 with --data-parallel-backend ray")
+      "--nnodes above 1 with --data-parallel-backend ray",
+      needs={VLLM_ARGS})
 def nnodes_with_ray_dp_backend(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds `--nnodes` above 1 with `--data-parallel-backend ray` (`-dpb ray`).
@@ -397,7 +400,8 @@ def nnodes_with_ray_dp_backend(d: Deployment) -> Iterator[Finding]:
 
 
 @rule("MG809", "pipeline-parallel-uni-executor", Severity.ERROR,
-      "pipeline parallelism with the `uni` executor")
+      "pipeline parallelism with the `uni` executor",
+      needs={VLLM_ARGS})
 def pipeline_parallel_uni_executor(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds `-pp` above 1 with `--distributed-executor-backend uni`.
@@ -428,7 +432,8 @@ def pipeline_parallel_uni_executor(d: Deployment) -> Iterator[Finding]:
 
 
 @rule("MG810", "nsight-without-ray", Severity.ERROR,
-      "--ray-workers-use-nsight without the Ray executor")
+      "--ray-workers-use-nsight without the Ray executor",
+      needs={VLLM_ARGS})
 def nsight_without_ray(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds `--ray-workers-use-nsight` on a launch whose executor is not Ray.
@@ -493,7 +498,8 @@ def _redundant(d: Deployment) -> tuple[int, Setting] | None:
 
 
 @rule("MG805", "eplb-without-expert-parallel", Severity.ERROR,
-      "--enable-eplb without --enable-expert-parallel")
+      "--enable-eplb without --enable-expert-parallel",
+      needs={VLLM_ARGS})
 def eplb_without_expert_parallel(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds `--enable-eplb` without `--enable-expert-parallel` (`-ep`).
@@ -521,7 +527,8 @@ def eplb_without_expert_parallel(d: Deployment) -> Iterator[Finding]:
 
 
 @rule("MG806", "eplb-without-parallelism", Severity.ERROR,
-      "EPLB on a single GPU (no tensor, context or data parallelism)")
+      "EPLB on a single GPU (no tensor, context or data parallelism)",
+      needs={VLLM_ARGS})
 def eplb_without_parallelism(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds `--enable-eplb` with expert parallelism on when tp × pcp × dp is 1.
@@ -555,7 +562,8 @@ def eplb_without_parallelism(d: Deployment) -> Iterator[Finding]:
 
 
 @rule("MG807", "redundant-experts-without-eplb", Severity.ERROR,
-      "num_redundant_experts without --enable-eplb")
+      "num_redundant_experts without --enable-eplb",
+      needs={VLLM_ARGS})
 def redundant_experts_without_eplb(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds `num_redundant_experts` (in `--eplb-config`, or the older
@@ -588,7 +596,8 @@ def redundant_experts_without_eplb(d: Deployment) -> Iterator[Finding]:
 
 
 @rule("MG808", "dcp-does-not-divide-tp", Severity.ERROR,
-      "tp not divisible by --decode-context-parallel-size")
+      "tp not divisible by --decode-context-parallel-size",
+      needs={VLLM_ARGS})
 def dcp_does_not_divide_tp(d: Deployment) -> Iterator[Finding]:
     """
     What it does: checks `--decode-context-parallel-size` (`-dcp`) against `-tp` (and, with
@@ -642,7 +651,8 @@ def dcp_does_not_divide_tp(d: Deployment) -> Iterator[Finding]:
 # ---------------------------------------------------------------------------- LoRA
 
 @rule("MG814", "max-loras-below-one", Severity.ERROR,
-      "--max-loras 0 (or less) with LoRA on")
+      "--max-loras 0 (or less) with LoRA on",
+      needs={VLLM_ARGS})
 def max_loras_below_one(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds `--max-loras` below 1 on a launch with `--enable-lora`.
@@ -671,7 +681,8 @@ def max_loras_below_one(d: Deployment) -> Iterator[Finding]:
 
 
 @rule("MG815", "cpu-loras-below-max-loras", Severity.ERROR,
-      "--max-cpu-loras below --max-loras")
+      "--max-cpu-loras below --max-loras",
+      needs={VLLM_ARGS})
 def cpu_loras_below_max_loras(d: Deployment) -> Iterator[Finding]:
     """
     What it does: compares `--max-cpu-loras` (adapters cached in CPU memory) with
@@ -705,7 +716,8 @@ def cpu_loras_below_max_loras(d: Deployment) -> Iterator[Finding]:
 # ---------------------------------------------------------------------------- scheduler
 
 @rule("MG816", "scheduler-limit-below-one", Severity.ERROR,
-      "--max-num-seqs or --max-num-batched-tokens below 1")
+      "--max-num-seqs or --max-num-batched-tokens below 1",
+      needs={VLLM_ARGS})
 def scheduler_limit_below_one(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds `--max-num-seqs` or `--max-num-batched-tokens` below 1.
@@ -743,7 +755,8 @@ def _chunked_prefill_off(d: Deployment) -> bool:
 
 @rule("MG817", "batched-tokens-too-small", Severity.ERROR,
       "--max-num-batched-tokens below --max-num-seqs, or below max-model-len without "
-      "chunked prefill")
+      "chunked prefill",
+      needs={VLLM_ARGS})
 def batched_tokens_too_small(d: Deployment) -> Iterator[Finding]:
     """
     What it does: compares a stated `--max-num-batched-tokens` with a stated `--max-num-seqs`,
@@ -801,7 +814,8 @@ def batched_tokens_too_small(d: Deployment) -> Iterator[Finding]:
 # ---------------------------------------------------------------------------- front end
 
 @rule("MG818", "auto-tool-choice-without-parser", Severity.ERROR,
-      "--enable-auto-tool-choice without --tool-call-parser")
+      "--enable-auto-tool-choice without --tool-call-parser",
+      needs={VLLM_ARGS})
 def auto_tool_choice_without_parser(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds `--enable-auto-tool-choice` without `--tool-call-parser`.
@@ -831,7 +845,8 @@ def auto_tool_choice_without_parser(d: Deployment) -> Iterator[Finding]:
 
 
 @rule("MG819", "port-out-of-range", Severity.ERROR,
-      "a vLLM port outside 1-65535")
+      "a vLLM port outside 1-65535",
+      needs={VLLM_ARGS})
 def port_out_of_range(d: Deployment) -> Iterator[Finding]:
     """
     What it does: checks `--port` and `--data-parallel-rpc-port` (`-dpp`).

@@ -76,5 +76,4 @@ def plural(n: int, word: str = "GPU") -> str:
 def receiver(d: Deployment) -> str:
     """Who gets the GPUs: a container (Kubernetes, compose, docker run) or a command."""
     ctx = d.context
-    return "the container" if ctx.kind in ("k8s", "compose") or ctx.image is not None \
-        else "the command"
+    return "the container" if ctx.in_container else "the command"

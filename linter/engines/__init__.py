@@ -1,20 +1,28 @@
-"""Engine argument parsers: a Launch's words → a typed Invocation plus parse findings.
+"""Engine adapters: a Launch's words → a typed Invocation plus parse findings, and what the
+rest of the linter may ask of each engine (``adapter.py``).
 
-One entry point, ``parse_launch``; each engine's walker lives in its own module (vllm.py,
-llamacpp.py, rpc.py) and reads the flag catalogs (catalog.py).
+``ENGINES`` maps ``Launch.engine`` to its adapter; each engine's walker lives in its own module
+(vllm.py, llamacpp.py, rpc.py) and reads the flag catalogs (catalog.py).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from . import llamacpp, rpc, vllm
+from .adapter import Engine
 from .invocation import Invocation, ModelRef, OptionValue, Setting
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from ..findings import Finding
     from ..launch import Launch
 
-__all__ = ["Invocation", "ModelRef", "OptionValue", "Setting", "parse_launch", "release_for"]
+__all__ = ["ENGINES", "Engine", "Invocation", "ModelRef", "OptionValue", "Setting",
+           "parse_launch", "release_for"]
+
+ENGINES: dict[str, Engine] = {e.name: e for e in (vllm.ENGINE, llamacpp.ENGINE, rpc.ENGINE)}
 
 
 def release_for(launch: Launch, target_version: str | None) -> tuple[str | None, str]:
@@ -37,23 +45,20 @@ def release_for(launch: Launch, target_version: str | None) -> tuple[str | None,
     return None, "default"
 
 
-def parse_launch(launch: Launch, version: str | None = None) -> tuple[Invocation, list[Finding]]:
+def parse_launch(launch: Launch, version: str | None = None,
+                 needed: Mapping[str, tuple[str, ...]] | None = None
+                 ) -> tuple[Invocation, list[Finding]]:
     """Parse one launch's arguments against its engine's flag catalog.
 
     ``version`` is the target-version: it applies when the launch pins no release (see
-    ``release_for``); without either, vLLM 0.30.0 is assumed.  Findings are MG004–MG009 and
-    MG013–MG016.
+    ``release_for``); without either, vLLM 0.30.0 is assumed.  ``needed`` maps each setting to
+    the rules that read it (MG009 names the rules an unresolved value skips); by default the
+    rule table's declarations.  Findings are MG004–MG009 and MG013–MG016.
     """
-    from ..launch import LLAMA_SERVER, RPC_SERVER
+    engine = ENGINES[launch.engine]
+    if needed is None:
+        # the one place the engines look at the rules: which settings they declare they read
+        from ..rules import settings_read
 
-    if launch.engine == LLAMA_SERVER:
-        from .llamacpp import parse_llama
-
-        return parse_llama(launch)
-    if launch.engine == RPC_SERVER:
-        from .rpc import parse_rpc
-
-        return parse_rpc(launch)
-    from .vllm import parse_vllm
-
-    return parse_vllm(launch, release_for(launch, version)[0])
+        needed = settings_read(engine)
+    return engine.parse(launch, release_for(launch, version)[0], needed)

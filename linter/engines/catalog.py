@@ -41,6 +41,8 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
+from ..versions import version_key
+
 ValueType = Literal[
     "flag",  # no value (a boolean set by its spelling)
     "help",  # prints help and exits
@@ -346,24 +348,6 @@ def _vllm_history() -> dict[str, Any]:
 def vllm_versions() -> tuple[str, ...]:
     """Catalogued vLLM releases, oldest first."""
     return tuple(_vllm_history()["releases"])
-
-
-_RELEASE = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:\.?(rc|dev|post)(\d*))?")
-
-
-def version_key(version: str) -> tuple[int, ...]:
-    """Sort key of a release string: ``0.8.5.post1`` → (0, 8, 5, 1); a pre-release sorts before
-    its release (``0.9.0rc1`` → (0, 9, 0, -1)); () when it names no release."""
-    m = _RELEASE.match(version)
-    if m is None:
-        return ()
-    major, minor, patch, fourth, kind, number = m.groups()
-    extra = int(fourth or 0)
-    if kind == "post":
-        extra = int(number or 0)
-    elif kind in ("rc", "dev"):
-        extra = -1
-    return (int(major), int(minor), int(patch or 0), extra)
 
 
 _POST = re.compile(r"\.?post\d+$")

@@ -21,9 +21,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from ..findings import Finding, Related, Severity
-from ..launch import LLAMA_SERVER, RPC_SERVER
 from ..source import Span, VarRef, Word
-from .catalog import FlagCatalog, OptionSpec, llama_catalog, rpc_catalog, vllm_catalog
+from .catalog import FlagCatalog, OptionSpec
 
 if TYPE_CHECKING:
     from lark import Lark
@@ -273,11 +272,9 @@ def merge_dotted(occs: list[OptionValue]) -> dict[str, Any]:
 
 
 def catalog_for(engine: str, version: str) -> FlagCatalog:
-    if engine == LLAMA_SERVER:
-        return llama_catalog()
-    if engine == RPC_SERVER:
-        return rpc_catalog()
-    return vllm_catalog(version)
+    from . import ENGINES  # the registry imports the walkers, which import this module
+
+    return ENGINES[engine].catalog(version)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -10,31 +10,20 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
-from .. import bounds
+from .. import bounds, images
 from ..findings import Finding, Related, Severity
 from ..fixes import join_words, replace_word, split_glued
 from ..launch import LLAMA_SERVER, Launch
 from ..source import Span, Word
+from .adapter import HTTP_API, LLAMA_ARGS, Bind, Engine
 from .catalog import FlagCatalog, OptionSpec, llama_catalog
 from .invocation import NEGATIVE_NUMBER, Builder, Invocation, ModelRef, OptionValue, classify
 
-NEEDED: dict[str, tuple[str, ...]] = {
-    "model": ("MG010", "MG309", "MG310", "MG501"),
-    "hf_repo": ("MG010", "MG309", "MG310", "MG501"),
-    "n_gpu_layers": ("MG309", "MG310", "MG501"),
-    "tensor_split": ("MG309", "MG501", "MG502", "MG503"),
-    "split_mode": ("MG202", "MG503", "MG504"),
-    "main_gpu": ("MG504",),
-    "ctx_size": ("MG309",),
-    "parallel": ("MG309", "MG506"),
-    "cache_type_k": ("MG309",),
-    "cache_type_v": ("MG309",),
-    "rpc": ("MG309", "MG501", "MG603"),
-    "device": ("MG309", "MG501", "MG502"),
-    "host": ("MG605",),
-}
+if TYPE_CHECKING:
+    from ..deployment import Deployment
 
 # Options that name the model (llama-server runs as a router when none is given).
 MODEL_KEYS = ("model", "hf_repo", "model_url", "docker_repo")
@@ -60,9 +49,11 @@ RENAMED: dict[str, list[str]] = {
 }
 
 
-def parse_llama(launch: Launch) -> tuple[Invocation, list[Finding]]:
+def parse_llama(launch: Launch, version: str | None = None,
+                needed: Mapping[str, tuple[str, ...]] | None = None
+                ) -> tuple[Invocation, list[Finding]]:
     catalog = llama_catalog()
-    b = Builder(launch, catalog, catalog.version, NEEDED)
+    b = Builder(launch, catalog, catalog.version, needed or {})
     _apply_env(b, launch)
     _walk(b, launch, catalog)
     _env_overridden(b)
@@ -496,3 +487,37 @@ def _endpoints(raw: str) -> tuple[Any, str | None]:
             return None, f"'{item}' is not host:port"
         out.append((host, number))
     return out, None
+
+
+# llama.cpp's own images set ENV LLAMA_ARG_HOST=0.0.0.0 (.devops/{cpu,cuda,rocm,vulkan,intel,
+# musa}.Dockerfile, llama.cpp master 2026-08-22); without it llama-server binds 127.0.0.1
+# (common/common.h common_params::hostname).
+LLAMA_IMAGES = ("ghcr.io/ggml-org/llama.cpp", "ghcr.io/ggerganov/llama.cpp", "local/llama.cpp")
+
+
+def _default_bind(d: Deployment) -> Bind | None:
+    """Without --host or LLAMA_ARG_HOST: the image's ENV, else 127.0.0.1; None for a custom
+    image, which may set LLAMA_ARG_HOST."""
+    image = d.context.image
+    if image is None:
+        return Bind("127.0.0.1", "llama-server's default (common/common.h)") \
+            if d.context.interactive else None
+    ref = images.parse_image(image.value)
+    if ref.repository in LLAMA_IMAGES:
+        return Bind("0.0.0.0", f"LLAMA_ARG_HOST=0.0.0.0 in the {ref.repository} image")
+    return None
+
+
+ENGINE = Engine(
+    name=LLAMA_SERVER, display="llama-server", label="llama-server",
+    capabilities=frozenset({HTTP_API, LLAMA_ARGS}),
+    parse=parse_llama, catalog=lambda version: llama_catalog(),
+    default_port=8080,  # common/common.h common_params::port (llama.cpp master 2026-08-22)
+    host_flag="--host", default_bind=_default_bind,
+    api_key_env=("LLAMA_API_KEY",),  # common/arg.cpp --api-key env LLAMA_API_KEY
+    api_key_settings=("api_key_file",),
+    cache_env=(("LLAMA_CACHE", ""),),  # common/common.cpp fs_get_cache_directory
+    # common/arg.cpp: -hf downloads from the Hugging Face Hub, -dr from Docker Hub, -mu a URL
+    hub_settings=(("hf_repo", "the Hugging Face Hub"), ("docker_repo", "Docker Hub"),
+                  ("model_url", "a URL")),
+)

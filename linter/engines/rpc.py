@@ -6,23 +6,23 @@ variables); an unknown argument prints the usage and exits.  Facts: llama-notes.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from ..findings import Finding, Severity
 from ..launch import RPC_SERVER, Launch
+from .adapter import RPC_WORKER, Bind, Engine
 from .catalog import rpc_catalog
 from .invocation import Builder, Invocation, OptionValue
 from .llamacpp import stoi
 
-NEEDED: dict[str, tuple[str, ...]] = {
-    "host": ("MG601",),
-    "port": ("MG602",),
-}
-
 PORT_RANGE = (1, 65535)
 
 
-def parse_rpc(launch: Launch) -> tuple[Invocation, list[Finding]]:
+def parse_rpc(launch: Launch, version: str | None = None,
+              needed: Mapping[str, tuple[str, ...]] | None = None
+              ) -> tuple[Invocation, list[Finding]]:
     catalog = rpc_catalog()
-    b = Builder(launch, catalog, catalog.version, NEEDED)
+    b = Builder(launch, catalog, catalog.version, needed or {})
     # an unquoted expansion to nothing is no argument at all (the shell drops it)
     words = tuple(w for w in launch.args if w.text or w.quoted or launch.list_form)
     i = 0
@@ -107,3 +107,16 @@ def parse_rpc(launch: Launch) -> tuple[Invocation, list[Finding]]:
     b.duplicates(b.argv, describe=lambda o: o.spelling if o.raw is None else
                  f"{o.spelling} {o.raw}")
     return b.build(RPC_SERVER, launch.entry, None), b.findings
+
+
+def _default_bind(d: object) -> Bind:
+    return Bind("127.0.0.1", "the RPC server's default")  # tools/rpc/rpc-server.cpp params
+
+
+ENGINE = Engine(
+    name=RPC_SERVER, display="the llama.cpp RPC server", label="the RPC server",
+    capabilities=frozenset({RPC_WORKER}),
+    parse=parse_rpc, catalog=lambda version: rpc_catalog(),
+    default_port=50052,  # tools/rpc/rpc-server.cpp default (llama.cpp master 2026-08-22)
+    host_flag="-H", default_bind=_default_bind,
+)

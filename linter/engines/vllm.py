@@ -12,12 +12,14 @@ vllm-notes.md §3 and §8, vllm-versions/README.md.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping
 from typing import Any
 
 from ..findings import Finding, Severity
 from ..fixes import replace_span, split_glued
 from ..launch import ENTRY_VLLM_API_SERVER, ENTRY_VLLM_SERVE, VLLM, Launch
 from ..source import Span, Word
+from .adapter import HTTP_API, PARALLEL_LAYOUT, VLLM_ARGS, Bind, Engine
 from .catalog import (
     FlagCatalog,
     Match,
@@ -32,40 +34,17 @@ from .vllm_config import CHECKED_BY_RULE, ConfigMixin
 from .vllm_model import FIRST_DEPRECATED_API_SERVER, ModelMixin
 from .vllm_values import _check_choice, _choices, _dotted_scalar, _looks_like_option, convert
 
-# Options whose value rules need, and the rules skipped when it is unknown (MG009 names them).
-NEEDED: dict[str, tuple[str, ...]] = {
-    "model": ("MG010", "MG102", "MG301", "MG302", "MG304", "MG401", "MG402"),
-    "tensor_parallel_size": ("MG101", "MG102", "MG103", "MG105", "MG201", "MG301", "MG401",
-                             "MG403", "MG404", "MG405"),
-    "pipeline_parallel_size": ("MG101", "MG104", "MG203", "MG301"),
-    "data_parallel_size": ("MG101", "MG107", "MG401", "MG403", "MG404", "MG405"),
-    "data_parallel_size_local": ("MG101",),
-    "prefill_context_parallel_size": ("MG101",),
-    "nnodes": ("MG101", "MG105", "MG106"),
-    "node_rank": ("MG106",),
-    "max_model_len": ("MG302", "MG303", "MG304"),
-    "gpu_memory_utilization": ("MG108", "MG301", "MG302", "MG303", "MG305"),
-    "kv_cache_memory_bytes": ("MG302", "MG303"),
-    "max_num_seqs": ("MG203", "MG303"),
-    "kv_cache_dtype": ("MG302", "MG303"),
-    "dtype": ("MG301", "MG302"),
-    "quantization": ("MG301",),
-    "enable_expert_parallel": ("MG401", "MG402", "MG403", "MG404"),
-    "enable_eplb": ("MG403", "MG404"),
-    "eplb_config": ("MG403",),
-    "device_ids": ("MG101",),
-    "max_loras": ("MG306",),
-    "max_lora_rank": ("MG306", "MG307"),
-}
-
 # A value check that a rule makes instead of MG006 (one cause, one finding: DECISIONS.md).
 BOOL_WORDS = frozenset({"true", "false", "True", "False", "1", "0", "yes", "no", "on", "off"})
 
-def parse_vllm(launch: Launch, version: str | None) -> tuple[Invocation, list[Finding]]:
+def parse_vllm(launch: Launch, version: str | None,
+               needed: Mapping[str, tuple[str, ...]]) -> tuple[Invocation, list[Finding]]:
+    """``needed``: the rules that read each setting (MG009 names those an unresolved value
+    skips)."""
     requested = version or (launch.version_pin.value if launch.version_pin else None)
     choice = choose_vllm_version(requested)
     catalog = vllm_catalog(choice.version)
-    b = Builder(launch, catalog, choice.version, NEEDED)
+    b = Builder(launch, catalog, choice.version, needed)
     if choice.note is not None:
         versions = vllm_versions()
         pin_span = launch.version_pin.span if launch.version_pin and \
@@ -593,3 +572,22 @@ class _Walker(ModelMixin, ConfigMixin):
                  subkeys: tuple[str, ...] = ()) -> None:
         self.b.add(OptionValue(key=spec.key, spelling=written, flag_span=flag_span,
                                value_span=value_span, raw=raw, known=False, subkeys=subkeys))
+
+
+def _default_bind(d: object) -> Bind:
+    # vLLM binds (args.host or "", args.port): every interface unless --host is given
+    # (vllm/entrypoints/launchers/launcher.py setup_server, 0.30.0)
+    return Bind("", "vLLM's default (no --host: every interface)")
+
+
+ENGINE = Engine(
+    name=VLLM, display="vLLM", label="vLLM",
+    capabilities=frozenset({HTTP_API, PARALLEL_LAYOUT, VLLM_ARGS}),
+    parse=parse_vllm, catalog=vllm_catalog,
+    default_port=8000,  # vllm/entrypoints/openai/cli_args.py FrontendArgs.port (0.30.0)
+    host_flag="--host", default_bind=_default_bind,
+    api_key_env=("VLLM_API_KEY",),  # vllm/envs.py VLLM_API_KEY, read when --api-key is absent
+    download_dir_key="download_dir", hub_model_ref=True,
+    # vllm/envs.py VLLM_USE_MODELSCOPE: models come from ModelScope, not the Hugging Face Hub
+    other_hub_env=("VLLM_USE_MODELSCOPE",),
+)

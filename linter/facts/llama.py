@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..engines.adapter import LLAMA_ARGS
 from ..engines.llamacpp import FALSEY
 from ..findings import Related
-from ..launch import LLAMA_SERVER
 from ..sizing.llamacpp import device_names
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ def llama_devices(d: Deployment) -> LlamaDevices | None:
     Without `-dev`: one device per `--rpc` server (an RPC server exposes every GPU of its
     machine; one each is assumed) followed by the local GPUs the launch gets.
     """
-    if d.engine != LLAMA_SERVER:
+    if not d.adapter.has(LLAMA_ARGS):
         return None
     dev = d.inv.device
     if dev.given:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..engines import ENGINES
 from ..resolve import VISIBLE_DEVICE_VARS
 
 if TYPE_CHECKING:
@@ -23,13 +24,16 @@ class GpuPeer:
     ids: frozenset[str]  # the host GPU ids it runs on
     span: Span | None  # where the file states them
 
+    def engine_has(self, *capabilities: str) -> bool:
+        return ENGINES[self.launch.engine].has(*capabilities)
+
 
 def physical_gpus(la: Launch) -> tuple[frozenset[str], Span | None] | None:
     """The host GPU ids a launch runs on, when the file states them (compose/docker device
     ids, CUDA_VISIBLE_DEVICES on the host or within all GPUs); None when the scheduler picks
     (Kubernetes) or the file does not say."""
     ctx = la.context
-    if ctx.kind == "k8s":
+    if ctx.pod:
         return None
     req = ctx.gpus
     cvd = next((la.env[k] for k in VISIBLE_DEVICE_VARS if k in la.env), None)

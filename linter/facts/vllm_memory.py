@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..catalog import knowledge
-from ..engines.catalog import version_key
-from ..launch import VLLM
+from ..engines.adapter import VLLM_ARGS
 from ..sizing import lora as lora_sizing
 from ..sizing import memory as mem
 from ..sizing.display import fixed, gb, gib, percent
 from ..sizing.vllm_launch import LaunchMemory, launch_memory, log_lines
+from ..versions import version_key
 
 if TYPE_CHECKING:
     from ..catalog.knowledge import GpuSpec, ModelShape
@@ -132,7 +132,8 @@ def vllm_budget(d: Deployment) -> VllmBudget | None:
 
 def _compute_vllm_budget(d: Deployment) -> VllmBudget | None:
     inv, lay, model, g = d.inv, d.layout, d.model, d.gpu
-    if d.engine != VLLM or lay is None or not lay.known or model is None or model.shape is None:
+    if not d.adapter.has(VLLM_ARGS) or lay is None or not lay.known or model is None \
+            or model.shape is None:
         return None
     if g is None or g.spec is None or model.kv_bytes is None:
         return None
@@ -167,7 +168,8 @@ def _compute_vllm_budget(d: Deployment) -> VllmBudget | None:
                            per_gpu, lora_bytes, float(kvmem) if kvmem is not None else None)
     lines = []
     if kvmem is not None:
-        lines.append(f"{d.inv.spelling(kvmem_s)} {kvmem_s.winner.raw if kvmem_s.winner else kvmem}: "
+        raw = kvmem_s.winner.raw if kvmem_s.winner else kvmem
+        lines.append(f"{d.inv.spelling(kvmem_s)} {raw}: "
                      f"KV budget {gb(kvmem)} per GPU; weights judged against the whole "
                      f"{gb(spec.memory_bytes)} card")
     else:
@@ -271,7 +273,7 @@ def model_limit(d: Deployment, shape: ModelShape) -> int | None:
     """vLLM's derived max model length, with --hf-overrides (and --rope-scaling, in the
     releases that have it) applied; None when unknown."""
     limit = model_limit_030(d, shape)
-    if limit is None or d.engine != VLLM:
+    if limit is None or not d.adapter.has(VLLM_ARGS):
         return limit
     release = version_key(d.inv.version)
     if release >= version_key(NEW_ROPE_RULE):

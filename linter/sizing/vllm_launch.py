@@ -57,10 +57,11 @@ def launch_memory(d: Deployment, max_model_len: int) -> LaunchMemory | None:
 
 
 def _compute(d: Deployment, max_model_len: int) -> LaunchMemory | None:
-    from ..launch import VLLM
+    from ..engines.adapter import VLLM_ARGS
 
     inv, lay, model, g = d.inv, d.layout, d.model, d.gpu
-    if d.engine != VLLM or lay is None or not lay.known or model is None or model.shape is None:
+    if not d.adapter.has(VLLM_ARGS) or lay is None or not lay.known or model is None \
+            or model.shape is None:
         return None
     if g is None or g.spec is None or model.kv_bytes is None or lay.pcp.value > 1:
         return None

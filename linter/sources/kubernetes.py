@@ -96,7 +96,6 @@ def extract_object(doc: Doc, root: Any, found: Found, services: list, hpas: list
         # KubeAI Model, RayJob entrypoint: the operator builds the command (sources/operators.py)
         extract_operator(doc, root, base, found)
     from .kserve import extract_llmisvc, handled_containers, is_llmisvc
-
     from .kuberay import extract_rayservice, is_rayservice
 
     if is_rayservice(root):

@@ -1,0 +1,77 @@
+"""One interface per engine: what the rest of the linter may ask of an engine.
+
+An ``Engine`` holds the engine's flag catalog (per release), its argument walker, and the facts
+rules print or branch on — how it names itself, its default port and bind address, how it takes
+an API key, where it caches downloads — plus the *capabilities* it has.  Rules declare the
+capabilities they need (``@rule(..., needs={VLLM_ARGS})``) and never test an engine by name; the
+runner runs a rule only on launches whose engine has every capability it needs.
+
+Adding an engine means a flag catalog, a module with its walker and its ``ENGINE``, and an entry
+in ``ENGINES`` (``engines/__init__.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..deployment import Deployment
+    from ..findings import Finding
+    from ..launch import Launch
+    from .catalog import FlagCatalog
+    from .invocation import Invocation
+
+    Parse = Callable[[Launch, "str | None", Mapping[str, tuple[str, ...]]],
+                     tuple[Invocation, list[Finding]]]
+
+# ---------------------------------------------------------------------------- capabilities
+# An OpenAI-compatible HTTP API on ``--host``/``--port`` (health endpoint, API key).
+HTTP_API = "http-api"
+# A raw tensor backend for other processes (no authentication): llama.cpp's RPC server.
+RPC_WORKER = "rpc-worker"
+# Tensor/pipeline/data/context-parallel sizes as vLLM defines them: ``Deployment.layout``.
+PARALLEL_LAYOUT = "parallel-layout"
+# vLLM's engine arguments and start-up checks: its memory budget, LoRA, expert parallelism,
+# scheduler limits, the flags each release accepts (vllm/engine/arg_utils.py EngineArgs).
+VLLM_ARGS = "vllm-args"
+# llama.cpp's common arguments: layer offload (-ngl), -ts/-sm split, --fit, -c/-np, RPC
+# devices (common/arg.cpp).
+LLAMA_ARGS = "llama-args"
+
+CAPABILITIES = frozenset({HTTP_API, RPC_WORKER, PARALLEL_LAYOUT, VLLM_ARGS, LLAMA_ARGS})
+
+
+@dataclass(frozen=True)
+class Bind:
+    """The address a server binds when the launch states none, and why."""
+
+    host: str  # "" is every interface (vLLM passes (host or "", port) to the server)
+    why: str
+
+
+@dataclass(frozen=True)
+class Engine:
+    name: str  # Launch.engine
+    display: str  # how messages name it: "vLLM", "llama-server", "the llama.cpp RPC server"
+    label: str  # the short form in exposure messages: "vLLM", "llama-server", "the RPC server"
+    capabilities: frozenset[str]
+    parse: "Parse"
+    catalog: Callable[[str], "FlagCatalog"]  # the flag catalog of a release
+    default_port: int
+    host_flag: str  # the spelling of the bind-address flag in hints ("--host", "-H")
+    # the bind address without a host flag; None when it cannot be known (a custom image)
+    default_bind: Callable[["Deployment"], Bind | None]
+    api_key_env: tuple[str, ...] = ()  # environment variables that set the API key
+    api_key_settings: tuple[str, ...] = ()  # settings that set it besides `api_key`
+    # engine-specific download-cache variables, before the Hugging Face ones: (name, subdir)
+    cache_env: tuple[tuple[str, str], ...] = ()
+    download_dir_key: str | None = None  # the setting that names the download directory
+    # settings that download the model at start, and from where ("the Hugging Face Hub" …)
+    hub_settings: tuple[tuple[str, str], ...] = ()
+    hub_model_ref: bool = False  # a model reference of the form org/name is downloaded
+    other_hub_env: tuple[str, ...] = ()  # variables that switch to another model hub
+
+    def has(self, *capabilities: str) -> bool:
+        return all(c in self.capabilities for c in capabilities)

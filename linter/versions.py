@@ -1,0 +1,23 @@
+"""Release strings: one parse for every place that orders releases (vLLM catalogs, image
+entrypoints, rules keyed on the release a launch pins)."""
+
+from __future__ import annotations
+
+import re
+
+_RELEASE = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:\.?(rc|dev|post)(\d*))?")
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    """Sort key of a release string: ``0.8.5.post1`` → (0, 8, 5, 1); a pre-release sorts before
+    its release (``0.9.0rc1`` → (0, 9, 0, -1)); () when it names no release."""
+    m = _RELEASE.match(version)
+    if m is None:
+        return ()
+    major, minor, patch, fourth, kind, number = m.groups()
+    extra = int(fourth or 0)
+    if kind == "post":
+        extra = int(number or 0)
+    elif kind in ("rc", "dev"):
+        extra = -1
+    return (int(major), int(minor), int(patch or 0), extra)

@@ -197,3 +197,26 @@ def test_kubeai_models_chart_values(capsys):
     out = _lint(capsys, path)
     assert f"{path}:9:32: MG101 [error]" in out, out
     assert "Traceback" not in out
+
+
+def test_operator_model_from_an_unknown_source_is_unresolved_not_missing(capsys, tmp_path):
+    # an s3:// url (KubeAI) or a cloud-mirror model_source (Ray Serve LLM) holds a model the
+    # linter cannot name: MG009 at the value, never "no model given"
+    kubeai = tmp_path / "m.yaml"
+    kubeai.write_text("apiVersion: kubeai.org/v1\nkind: Model\nmetadata: {name: m}\n"
+                      "spec: {url: 's3://bucket/llama', engine: VLLM,"
+                      " resourceProfile: 'nvidia-gpu-h100:1'}\n")
+    ray = tmp_path / "r.yaml"
+    ray.write_text("apiVersion: ray.io/v1\nkind: RayService\nmetadata: {name: r}\nspec:\n"
+                   "  serveConfigV2: |\n    applications:\n"
+                   "    - import_path: ray.serve.llm:build_openai_app\n      args:\n"
+                   "        llm_configs:\n          - model_loading_config:\n"
+                   "              model_id: m\n              model_source:\n"
+                   "                bucket_uri: 's3://b'\n"
+                   "            engine_kwargs: {enforce_eager: 'yes'}\n")
+    for path in (kubeai, ray):
+        out = _lint(capsys, str(path))
+        assert ": MG009 [info] --model is set from" in out, out
+        # a string for a bare flag is Python truth to Ray, not `--enforce-eager=yes`
+        for code in ("MG016", "MG006", "Traceback"):
+            assert code not in out, out

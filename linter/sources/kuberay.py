@@ -207,8 +207,12 @@ def _llm_config(inner: Doc, llm: Any, base: Context, worker: Context, env: dict[
         args.append(_flag_word_at_value("--model", model_node, inner))
     elif model_node is not None:
         # a cloud mirror (bucket_uri …): the weights' repo is not named here
-        args.append(_flag_word("--model", get(loading, "model_source") or loading,
-                               _unknown_value(model_node, inner, "model_source"), inner))
+        field = "model_source" if source is not None else "model_id"
+        key = next((kn for k, kn, _ in pairs(loading) if k == field), None)
+        if key is None:
+            return
+        args.append(_flag_word("--model", key, _unknown_value(model_node, inner, field),
+                               inner))
     else:
         return  # model_id is required: Ray Serve rejects the config
     if is_scalar(model_id):
@@ -236,9 +240,10 @@ def _llm_config(inner: Doc, llm: Any, base: Context, worker: Context, env: dict[
             b = _is_bool(value, value.value)
             if b is True and _is_flag(key):
                 args.append(_flag_word(flag, key_node, None, inner))
-            elif b is not None:
-                # `false` (or a boolean for an option with a value): the engine gets it from
-                # Python, not as a command-line word; which words it equals is not guessed
+            elif b is not None or _is_flag(key):
+                # `false`, a boolean for an option with a value, or a string for a bare flag
+                # (Python truth decides): the engine gets it from Python, not as a
+                # command-line word; which words it equals is not guessed
                 args.append(_marker(value, inner, f"engine_kwargs.{key}"))
             else:
                 args.append(_flag_word(flag, key_node, inner.word(value), inner))

@@ -120,7 +120,11 @@ def _kubeai_spec(doc: Doc, spec: Any, name: Any, base: Context, found: Found) ->
             model = Word(w.text, w.cmap, False, (VarRef("spec.url", w.span),))
     args: list[Word] = []
     if model is not None:
-        args.append(_synthetic("--model=", model, url, doc))
+        # `--model=` maps to the `url` key: a value the linter cannot know (s3://, pvc://) is
+        # unresolved in the value's characters only, so the flag itself stays readable
+        at = next((kn for k, kn, _ in pairs(spec) if k == "url"), url) \
+            if model.unresolved else url
+        args.append(_synthetic("--model=", model, at, doc))
     if is_scalar(name):
         args.append(_synthetic("--served-model-name=", doc.word(name), name, doc))
     env: dict[str, EnvVar] = {}

@@ -189,7 +189,9 @@ def test_configured_models_add_and_override() -> None:
     ("RTX 3090", "rtx-3090"), ("NVIDIA-GeForce-RTX-3090", "rtx-3090"),
     ("NVIDIA-GeForce-RTX-5090", "rtx-5090"), ("NVIDIA-A800-SXM4-80GB", "a800-sxm-80gb"),
     ("A800", "a800-sxm-80gb"), ("RTX A6000", "rtx-a6000"), ("A40", "a40"), ("nvidia-a40", "a40"),
-    ("H800", "h800-sxm"), ("H20", "h20"), ("NVIDIA-H20", "h20"),
+    ("H800", "h800-sxm"), ("H20", "h20"), ("NVIDIA-H20", "h20"), ("L20", "l20"),
+    ("RTX 4080", "rtx-4080"), ("RTX PRO 6000", "rtx-pro-6000"),
+    ("nvidia-rtx-pro-6000", "rtx-pro-6000"),
 ])
 def test_resolve_gpu(name: str, gpu: str) -> None:
     found = k.resolve_gpu(name)
@@ -205,7 +207,9 @@ def test_cuda_totals() -> None:
     for g, v in totals.items():
         gpu = k.resolve_gpu(g)
         assert v is None or 0.95 * gpu.memory_gb < v < gpu.memory_gb, g  # 80 GB reads 79.2 GiB
-    assert k.resolve_gpu("RTX 3090 Ti") is None  # another card (no NVLink, 1 TB/s): not the 3090
+    # the 3090 Ti is another card (no NVLink connector, 1 TB/s): not the 3090
+    assert k.resolve_gpu("RTX 3090 Ti").id == "rtx-3090-ti"
+    assert not k.resolve_gpu("RTX 3090 Ti").nvlink_bridge
     assert k.resolve_gpu("A800").nvlink_gbs_per_direction == 200  # 400 GB/s both ways
     assert k.resolve_gpu("H800").nvlink_gbs_per_direction == 200
     assert k.resolve_gpu("H20").nvlink_gbs_per_direction == 450

@@ -63,7 +63,35 @@ def _scanner() -> re.Pattern[str]:
     cost of lexing long `sh -c` scripts; the grammar stays the single definition."""
     terminals = sorted(_lexer().terminals, key=lambda t: (
         -t.priority, -t.pattern.max_width, -len(t.pattern.value), t.name))
-    return re.compile("|".join(f"(?P<{t.name}>{t.pattern.to_regexp()})" for t in terminals))
+    return re.compile("|".join(f"(?P<{t.name}>{_possessive(t.name, t.pattern.to_regexp())})"
+                               for t in terminals))
+
+
+# The outermost repetition of these terminals, up to their closing delimiter (the pattern's
+# end); repeated possessively, the regex engine keeps no backtracking entry per repetition, which
+# cost ~150 bytes per escape in a long quoted word.  For ANSI, BACKTICK and CMDSUB that changes
+# no match: each alternative starts with its own character and matches one way, so giving one
+# back never lets the closing delimiter match.  For DQ it can (an iteration `${…}` or `$(…)` that
+# swallowed the quote that would close the word when that `$` is read as a lone `$`); when the
+# possessive DQ fails where the text has `${` or `$(`, the grammar's own DQ decides (_tokens).
+_OUTER_ENDS = {"DQ": ')*")', "ANSI": ")*')", "BACKTICK": ")*`)", "CMDSUB": ")*\\))"}
+
+
+def _possessive(name: str, regexp: str) -> str:
+    end = _OUTER_ENDS.get(name)
+    if end is None or not regexp.endswith(end):
+        return regexp
+    return regexp[:-len(end)] + ")*+" + end[2:]
+
+
+@lru_cache(maxsize=1)
+def _greedy_dq() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The grammar's DQ as written, and the possessive DQ's body without its closing quote
+    (how far it reads)."""
+    dq = next(t for t in _lexer().terminals if t.name == "DQ").pattern.to_regexp()
+    body = _possessive("DQ", dq)
+    assert body.endswith('")')
+    return re.compile(dq), re.compile(body[:-2] + ")")
 
 
 def _tokens(text: str) -> Iterator[tuple[str, str, int]]:
@@ -78,6 +106,14 @@ def _tokens(text: str) -> Iterator[tuple[str, str, int]]:
             raise ValueError(f"no shell token at offset {pos}")
         ttype = m.lastgroup or ""
         value = m.group()
+        if ttype == "BAD_QUOTE" and value == '"':
+            greedy, body = _greedy_dq()
+            read = body.match(text, pos)
+            region = text[pos:read.end()] if read else ""
+            if "${" in region or "$(" in region:
+                g = greedy.match(text, pos)
+                if g is not None:
+                    ttype, value = "DQ", g.group()
         if ttype == "COMMENT" and prev_type not in _SEPARATORS:
             # `#` inside a word is a literal character; the rest is lexed again
             ttype, value = "HASH", "#"
@@ -100,7 +136,6 @@ _DQ_PLAIN = re.compile(r"[^\\$]+")  # inside double quotes: neither an escape no
 _ANSI_PLAIN = re.compile(r"[^\\]+")
 _ARRAY_ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(\+?)=$")
 _DECLARATIONS = {"export", "declare", "local", "readonly", "typeset"}
-_IFS = " \t\n"
 # a default/alternative word the linter reads literally: no quotes, escapes or expansions
 _LITERAL_WORDS = re.compile(r"^[^'\"\\$`]*$")
 
@@ -307,7 +342,7 @@ def _expand(body_text: str, start: int, end: int, ex: _Expander, wb: _WordBuilde
     # a value of several words (split unquoted) keeps the places where its words are
     # written; a one-word value maps to the reference
     defined = (ex.value_map(name, value) if name and value and literal_at is None and split
-               and not quoted and any(c in _IFS for c in value.strip()) else None)
+               and not quoted and _IFS_CHAR.search(value.strip()) else None)
     if value is None:
         wb.add(body_text, start)
         splits = may_vanish or (not quoted and split and name is not None

@@ -272,6 +272,35 @@ def long_yaml_scalar(d: Path, scale: float) -> list[str]:
     return ["deploy.yaml"]
 
 
+def _long_shell(make: Callable[[int], str], prelude: str = "") -> Case:
+    """A script whose one word is ``make(n)`` for an n of about 4 MiB at full scale."""
+    def case(d: Path, scale: float) -> list[str]:
+        n = max(50_000, int(4 * 1024 * 1024 * scale))
+        (d / "run.sh").write_text(shell(prelude + "vllm serve meta-llama/Llama-3.1-8B-Instruct "
+                                        + make(n)))
+        return ["run.sh"]
+    return case
+
+
+def long_folded_blank_lines(d: Path, scale: float) -> list[str]:
+    n = max(50_000, int(4 * 1024 * 1024 * scale))
+    (d / "pod.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec:\n  containers:\n  - name: c\n"
+        "    image: vllm/vllm-openai:v0.30.0\n    args:\n    - meta-llama/Llama-3.1-8B-Instruct\n"
+        "    - --served-model-name\n    - >\n      a\n" + "\n" * n + "      b\n")
+    return ["pod.yaml"]
+
+
+def many_launches_one_gpu(d: Path, scale: float) -> list[str]:
+    """Launches pinned to one GPU whose utilisations never add up past 1: every pair is a
+    candidate for MG108, none is a finding."""
+    n = max(300, int(20_000 * scale))
+    lines = [f"CUDA_VISIBLE_DEVICES=0 vllm serve meta-llama/Llama-3.1-8B-Instruct "
+             f"--port {8000 + i % 1000} --gpu-memory-utilization 0.00001" for i in range(n)]
+    (d / "run.sh").write_text("#!/bin/sh\n" + "\n".join(lines) + "\n")
+    return ["run.sh"]
+
+
 LLAMA = "llama-server -m Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf "
 
 CASES: dict[str, Case] = {
@@ -366,4 +395,11 @@ CASES: dict[str, Case] = {
     "long-word": long_word,
     "long-word-quoted-var": long_word_quoted_var,
     "long-yaml-scalar": long_yaml_scalar,
+    "long-word-escapes": _long_shell(lambda n: '"' + '\\"' * (n // 2) + '"'),
+    "long-ansi-escapes": _long_shell(lambda n: "$'" + "\\n" * (n // 2) + "'"),
+    "long-param-default": _long_shell(lambda n: "${x:-" + "a" * n + "}"),
+    "long-word-expansions": _long_shell(lambda n: "m" + "$x" * (n // 2), prelude="x=ab\n"),
+    "long-word-unknown-expansions": _long_shell(lambda n: "m" + "$HOME" * (n // 5)),
+    "long-folded-blank-lines": long_folded_blank_lines,
+    "many-launches-one-gpu": many_launches_one_gpu,
 }

@@ -42,6 +42,19 @@ def test_long_words_are_bounded_at_half_size(tmp_path: Path, name: str) -> None:
     assert broken(result) == [], (name, result)
 
 
+@pytest.mark.parametrize("name", ["long-ansi-escapes", "long-param-default",
+                                  "long-folded-blank-lines"])
+def test_long_escapes_and_blank_lines_are_bounded_at_full_size(tmp_path: Path, name: str) -> None:
+    """4 MiB of escapes in $'…', of a ${x:-…} default, of empty lines in a folded scalar: the
+    regex engine kept ~150 bytes per repetition (640-720 MiB), the block scalar ~300 bytes per
+    line (1.2 GiB)."""
+    d = tmp_path / "case"
+    d.mkdir()
+    args = CASES[name](d, 1.0)
+    result = run_cli(args, d, timeout=60)
+    assert broken(result) == [], (name, result)
+
+
 def test_fifo_side_files_are_refused_without_blocking(tmp_path: Path) -> None:
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)

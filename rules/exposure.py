@@ -56,8 +56,7 @@ def rpc_server_exposed(d: Deployment) -> Iterator[Finding]:
     math = (f"ggml-rpc-server prints: {RPC_BANNER.replace('<host>', value)}",)
     if kind in ("all", "public"):
         where = "every interface" if kind == "all" else f"the public address {value}"
-        yield Finding(
-            "MG601", Severity.ERROR,
+        yield rpc_server_exposed.finding(
             f"the RPC server binds {where}: it has no authentication, so anyone who reaches "
             f"port {_rpc_port(d)} can run code on this machine's GPUs",
             d.source, span, math=math,
@@ -66,12 +65,12 @@ def rpc_server_exposed(d: Deployment) -> Iterator[Finding]:
         )
     else:
         what = "the private address" if kind == "private" else "the host name"
-        yield Finding(
-            "MG601", Severity.WARNING,
+        yield rpc_server_exposed.finding(
             f"the RPC server binds {what} {value}: everyone on that network can use this "
             "machine's GPUs (the server has no authentication)",
             d.source, span, math=math,
             hint="keep the network isolated to the llama.cpp machines, or tunnel the port",
+            severity=Severity.WARNING,
         )
 
 
@@ -101,8 +100,7 @@ def rpc_port_published(d: Deployment) -> Iterator[Finding]:
         return  # bound to loopback inside: nothing outside reaches it (MG606)
     port = _rpc_port(d)
     for reach in public_reach(d, port, bound_host=False):
-        yield Finding(
-            "MG602", Severity.ERROR,
+        yield rpc_port_published.finding(
             f"the RPC port {port} is reachable from outside: {reach.message}; the RPC server "
             "has no authentication",
             reach.source, reach.span,
@@ -137,8 +135,7 @@ def rpc_public_address(d: Deployment) -> Iterator[Finding]:
             host = entry.rsplit(":", 1)[0] if ":" in entry else entry
             if address_kind(host) == "public" and occ.value_span is not None:
                 span = _sub(d, occ.value_span, offset, offset + len(entry))
-                yield Finding(
-                    "MG603", Severity.ERROR,
+                yield rpc_public_address.finding(
                     f"--rpc {entry}: a public address; RPC traffic (weights, activations) is "
                     "unencrypted and unauthenticated",
                     d.source, span if span is not None else occ.value_span,
@@ -175,8 +172,7 @@ def rpc_no_cache(d: Deployment) -> Iterator[Finding]:
     cache = d.inv.cache
     if cache.given or not cache.known:
         return
-    yield Finding(
-        "MG604", Severity.INFO,
+    yield rpc_no_cache.finding(
         "RPC server without -c: llama-server resends this server's share of the weights over "
         "the network at every model load",
         d.source, d.program_span, hint="add -c to cache tensors locally",
@@ -216,8 +212,7 @@ def api_without_key(d: Deployment) -> Iterator[Finding]:
     if not port.known or _loopback(d):
         return  # bound to loopback: unreachable from outside, which is MG606's finding
     for reach in public_reach(d, api_port):
-        yield Finding(
-            "MG605", Severity.WARNING,
+        yield api_without_key.finding(
             f"the {d.adapter.label} API (port {api_port}) is reachable from outside: "
             f"{reach.message}; "
             "no --api-key is set",
@@ -272,8 +267,7 @@ def loopback_behind_service(d: Deployment) -> Iterator[Finding]:
     value, how, span = bound
     what = d.adapter.label
     first = ways[0].message
-    yield Finding(
-        "MG606", Severity.WARNING,
+    yield loopback_behind_service.finding(
         f"{what} listens on {value} only ({how}) but {first}: connections arrive on the "
         "container's network address, where nothing listens, so they are all refused",
         d.source, span or d.program_span,

@@ -161,8 +161,7 @@ def tensor_parallel_over_pcie(d: Deployment) -> Iterator[Finding]:
         f"per GPU in all-reduces, {_ms(pcie_busy)} ms at {_gbs(pcie)} GB/s — {share} of the "
         f"{_ms(read)} ms weight read")
     suggestion = f"-tp 1 -pp {tp * pp}"
-    yield Finding(
-        "MG201", severity, message, d.source, lay.tp.span or d.program_span,
+    yield tensor_parallel_over_pcie.finding(message, d.source, lay.tp.span or d.program_span,
         hint=(f"over PCIe prefer pipeline parallelism ({suggestion}: one activation transfer "
               "per stage boundary), replicas when the model fits one GPU, or llama.cpp's "
               "default -sm layer" + ("; or bridge the GPU pairs with NVLink" if bridged else "")),
@@ -171,7 +170,7 @@ def tensor_parallel_over_pcie(d: Deployment) -> Iterator[Finding]:
               "weight_read_s": read,
               "all_reduce": [{"tokens": c.tokens, "size_bytes": c.size_bytes,
                               "traffic_bytes": c.traffic_bytes, "pcie_s": c.time_on(pcie),
-                              "nvlink_s": c.time_on(nvlink)} for c in costs]},
+                              "nvlink_s": c.time_on(nvlink)} for c in costs]}, severity=severity,
     )
 
 
@@ -214,8 +213,7 @@ def llama_split_over_pcie(d: Deployment) -> Iterator[Finding]:
         if pcie is not None else ""
     experimental = ("; -sm tensor is also EXPERIMENTAL (not every architecture loads, --fit "
                     "does not support it)") if mode.value == "tensor" else ""
-    yield Finding(
-        "MG202", Severity.INFO if bridged else Severity.WARNING,
+    yield llama_split_over_pcie.finding(
         f"-sm {mode.value} splits every layer's matrices across GPUs joined by {link}{rate}"
         + (", unless the GPUs are bridged" if bridged else "")
         + f": partial results cross the link in every layer of every token{experimental}",
@@ -225,7 +223,7 @@ def llama_split_over_pcie(d: Deployment) -> Iterator[Finding]:
         math=(("tensor parallelism performs 2 all-reduces per layer and forward pass, each GPU "
               "sending 2(n−1)/n × tokens × hidden × 2 bytes (ring all-reduce); over PCIe they "
               "cost more than the computation they split"),),
-        related=_gpu_related(d),
+        related=_gpu_related(d), severity=Severity.INFO if bridged else Severity.WARNING,
     )
 
 
@@ -267,8 +265,7 @@ def pipeline_bubble(d: Deployment) -> Iterator[Finding]:
     related = []
     if limit is not None and seqs.span is not None:
         related.append(Related(d.source, seqs.span, f"--max-num-seqs {limit}"))
-    yield Finding(
-        "MG203", Severity.INFO,
+    yield pipeline_bubble.finding(
         f"pipeline of {p} stages with at most {m} sequence(s) in flight ({why}): the GPUs are "
         f"busy at most {percent(pipeline_busy_share(m, p))} of the time",
         d.source, lay.pp.span or d.program_span,
@@ -338,8 +335,7 @@ def custom_all_reduce_disabled(d: Deployment) -> Iterator[Finding]:
             math.append(f"at an assumed {fixed(step * 1e6, 0)} µs per step: {_ms(lat)} ms per "
                         f"decode step{tail}")
         data["ring_steps"] = steps
-    yield Finding(
-        "MG204", Severity.INFO,
+    yield custom_all_reduce_disabled.finding(
         f"{spelling} with tp {tp}: every decode all-reduce falls back to NCCL's ring, whose "
         f"2({tp}−1) sequential steps add latency to each token",
         d.source, flag.flag_span or d.program_span,

@@ -171,8 +171,7 @@ def _compare(d: Deployment, lay: Layout, need: int, how: str, have: int, receive
     gpus_there = Related(d.source, have_span, f"{plural(have)} given here")
     if need > have:
         span, related = _size_to_change(d, lay)
-        yield Finding(
-            "MG101", Severity.ERROR,
+        yield gpu_count_mismatch.finding(
             f"{how} needs {plural(need)} {where} but {gets}: " + (why or (
                 "vLLM refuses to start (world size larger than the available GPUs, "
                 "vllm/config/parallel.py)")),
@@ -185,13 +184,13 @@ def _compare(d: Deployment, lay: Layout, need: int, how: str, have: int, receive
     sizes = [Related(d.source, s.span, f"{n} {s.value}") for n, s in lay.explicit_sizes
              if s.span is not None]
     idle = have - need
-    yield Finding(
-        "MG101", Severity.WARNING,
+    yield gpu_count_mismatch.finding(
         f"{gets} but {how} uses {need}: {plural(idle)} stay{'s' if idle == 1 else ''} idle",
         d.source, have_span, math=(formula,),
         hint=f"request {plural(need)}, or raise the parallel sizes (more -tp, or -dp for "
              "replicas)",
         related=(*sizes, *extra), data=data, fix=_count_fix(d, have_span, have, need, extra),
+        severity=Severity.WARNING,
     )
 
 
@@ -230,8 +229,7 @@ def heads_not_divisible(d: Deployment) -> Iterator[Finding]:
                        f"{shape.kv_heads} KV heads"),) if d.model.span is not None else ()
     hint = _tp_hint(shape.heads, shape.kv_heads, shape.is_mla, tp)
     if shape.heads % tp:
-        yield Finding(
-            "MG102", Severity.ERROR,
+        yield heads_not_divisible.finding(
             f"tp {tp} does not divide the {shape.heads} attention heads of {model_name(d)}: vLLM "
             f"refuses to start (\"Total number of attention heads ({shape.heads}) must be "
             f"divisible by tensor parallel size ({tp})\")",
@@ -242,8 +240,7 @@ def heads_not_divisible(d: Deployment) -> Iterator[Finding]:
         return
     kv = shape.kv_heads
     if not shape.is_mla and kv % tp and tp % kv:
-        yield Finding(
-            "MG102", Severity.ERROR,
+        yield heads_not_divisible.finding(
             f"tp {tp} and the {kv} KV heads of {model_name(d)} do not divide each other: the KV "
             "projection cannot be sharded and loading fails",
             d.source, span,
@@ -287,8 +284,7 @@ def kv_heads_replicated(d: Deployment) -> Iterator[Finding]:
     if shape.is_mla or tp <= shape.kv_heads or tp % shape.kv_heads:
         return
     copies = tp // shape.kv_heads
-    yield Finding(
-        "MG103", Severity.INFO,
+    yield kv_heads_replicated.finding(
         f"tp {tp} is larger than the {shape.kv_heads} KV heads of {model_name(d)}: each KV "
         f"head is stored on {copies} GPUs, so the KV cache per GPU does not shrink beyond tp "
         f"{shape.kv_heads}",
@@ -318,8 +314,7 @@ def pipeline_exceeds_layers(d: Deployment) -> Iterator[Finding]:
     pp = lay.pp.value
     if pp <= layers:
         return
-    yield Finding(
-        "MG104", Severity.WARNING,
+    yield pipeline_exceeds_layers.finding(
         f"pp {pp} is more than the {layers} layers of {model_name(d)}: {pp - layers} "
         "stage(s) get no layer",
         d.source, lay.pp.span or d.program_span,
@@ -362,8 +357,7 @@ def tensor_parallel_across_nodes(d: Deployment) -> Iterator[Finding]:
     pp_hint = world // node.count if world % node.count == 0 else None
     assumed = "" if node.stated else \
         f" (assuming {node.count} GPUs per node: set gpus-per-node in the configuration)"
-    yield Finding(
-        "MG105", Severity.WARNING,
+    yield tensor_parallel_across_nodes.finding(
         f"tp {tp} is larger than {node.origin}{assumed}: every all-reduce crosses the network "
         f"between {node.unit}s",
         d.source, lay.tp.span or d.program_span,
@@ -402,16 +396,14 @@ def multi_node_inconsistent(d: Deployment) -> Iterator[Finding]:
     nn_span = lay.nnodes.span or d.program_span
     total = lay.dp.value * lay.world_size
     if _nnodes_broken(lay):
-        yield Finding(
-            "MG106", Severity.ERROR,
+        yield multi_node_inconsistent.finding(
             f"--nnodes {nnodes} does not divide the total world size {total} (dp "
             f"{lay.dp.value} × {lay.describe_world()}): vLLM refuses to start",
             d.source, nn_span, math=(f"{total} / {nnodes} = {total / nnodes:g}",),
         )
     size = d.context.group_size
     if size is not None and size.value.isdigit() and int(size.value) != nnodes:
-        yield Finding(
-            "MG106", Severity.ERROR,
+        yield multi_node_inconsistent.finding(
             f"--nnodes {nnodes} but the LeaderWorkerSet group has {size.value} pods",
             d.source, nn_span,
             related=(Related(d.source, size.span, f"size: {size.value}"),)
@@ -420,8 +412,7 @@ def multi_node_inconsistent(d: Deployment) -> Iterator[Finding]:
         )
     rank = inv.node_rank
     if rank.given and rank.known and isinstance(rank.value, int) and not 0 <= rank.value < nnodes:
-        yield Finding(
-            "MG106", Severity.ERROR,
+        yield multi_node_inconsistent.finding(
             f"--node-rank {rank.value} is outside 0..{nnodes - 1} for --nnodes {nnodes}: vLLM "
             "refuses to start",
             d.source, rank.span or d.program_span,
@@ -429,19 +420,17 @@ def multi_node_inconsistent(d: Deployment) -> Iterator[Finding]:
         return
     secondary = rank.given and rank.known and isinstance(rank.value, int) and rank.value > 0
     if nnodes > 1 and secondary and not inv.master_addr.given and inv.master_addr.known:
-        yield Finding(
-            "MG106", Severity.ERROR,
+        yield multi_node_inconsistent.finding(
             f"node rank {rank.value} of {nnodes} without --master-addr: it looks for the "
             "master on 127.0.0.1 (the default) and never joins",
             d.source, rank.span or d.program_span,
             hint="add --master-addr with the rank-0 node's address",
         )
     if nnodes > 1 and secondary and not inv.headless.value and inv.headless.known:
-        yield Finding(
-            "MG106", Severity.WARNING,
+        yield multi_node_inconsistent.finding(
             f"node rank {rank.value} without --headless starts an API server of its own",
             d.source, rank.span or d.program_span,
-            hint="add --headless on every node but rank 0",
+            hint="add --headless on every node but rank 0", severity=Severity.WARNING,
         )
 
 

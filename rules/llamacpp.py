@@ -121,8 +121,7 @@ def llama_layer_split(d: Deployment) -> Iterator[Finding]:
         f"device unit) / {units}"),
         "each device also holds the KV cache of its layers",
     )
-    yield Finding(
-        "MG501", Severity.INFO,
+    yield llama_layer_split.finding(
         f"llama.cpp places {describe_layer_split(split)} ({'; '.join(reasons)})",
         d.source, ts.span,
         hint="set -ts from the layer counts you want on each device",
@@ -172,8 +171,7 @@ def tensor_split_device_count(d: Deployment) -> Iterator[Finding]:
     else:
         missing = list(devices.names[len(given):])
         effect = f"{', '.join(missing)} get(s) proportion 0 and no layers"
-    yield Finding(
-        "MG502", Severity.WARNING,
+    yield tensor_split_device_count.finding(
         f"{_ts_text(d)} has {len(given)} entr{'y' if len(given) == 1 else 'ies'} but llama.cpp "
         f"sees {n} device(s) ({', '.join(devices.names)}; {devices.origin}): {effect}",
         d.source, ts.span,
@@ -205,8 +203,7 @@ def tensor_split_ignored(d: Deployment) -> Iterator[Finding]:
     mg = d.inv.main_gpu
     main = mg.value if mg.known and isinstance(mg.value, int) else 0
     related = (Related(d.source, mode.span, "split mode none"),) if mode.span else ()
-    yield Finding(
-        "MG503", Severity.WARNING,
+    yield tensor_split_ignored.finding(
         f"{_ts_text(d)} is ignored with -sm none: llama.cpp uses only the main GPU "
         f"(-mg {main}) and drops the other devices",
         d.source, ts.span,
@@ -252,9 +249,9 @@ def main_gpu_out_of_range(d: Deployment) -> Iterator[Finding]:
         severity = Severity.INFO
         message = (f"-mg {mg.value} is past the {listed}; with -sm {mode} llama.cpp does not "
                    "use -mg, so it is ignored")
-    yield Finding("MG504", severity, message, d.source, mg.span or d.program_span,
+    yield main_gpu_out_of_range.finding(message, d.source, mg.span or d.program_span,
                   hint=f"use an index from 0 to {n - 1} (RPC devices count first)",
-                  related=devices.related)
+                  related=devices.related, severity=severity)
 
 
 @rule("MG505", "split-follows-free-memory", Severity.INFO,
@@ -290,8 +287,7 @@ def split_follows_free_memory(d: Deployment) -> Iterator[Finding]:
         message = (f"no -ts over {where}: llama.cpp splits the layers in proportion to each "
                    "device's free memory at load time, so memory held by other processes "
                    "shifts layers")
-    yield Finding(
-        "MG505", Severity.INFO, message, d.source, d.program_span,
+    yield split_follows_free_memory.finding(message, d.source, d.program_span,
         hint="pass -ts (e.g. -ts " + ",".join("1" for _ in devices.names)
              + ") to fix the split",
         math=(("free 22 GB and 10 GB → split points 0.6875, 1.0 → 23 and 9 of 32 layers "
@@ -333,8 +329,7 @@ def lora_not_batched(d: Deployment) -> Iterator[Finding]:
     span = first.span or d.program_span
     how = f"-np {np_.value}" if np_.given else f"-np auto ({AUTO_SLOTS} slots)"
     related = (Related(d.source, np_.span, f"{slots} slots"),) if np_.span else ()
-    yield Finding(
-        "MG506", Severity.INFO,
+    yield lora_not_batched.finding(
         f"{len(adapters)} LoRA adapters with {how}: llama-server does not batch requests with "
         "different LoRA configurations together, so mixed traffic runs as smaller batches",
         d.source, span,
@@ -366,8 +361,7 @@ def row_split_unsupported_device(d: Deployment) -> Iterator[Finding]:
         return
     mode = d.inv.split_mode
     rpc_name = next(n for n in devices.names if n.startswith("RPC"))
-    yield Finding(
-        "MG507", Severity.ERROR,
+    yield row_split_unsupported_device.finding(
         f"-sm row with RPC devices ({devices.origin}): llama.cpp fails to load with \"device "
         f"{rpc_name} does not support split buffers\"",
         d.source, mode.span or d.program_span,

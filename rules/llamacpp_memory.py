@@ -145,7 +145,7 @@ def llama_device_memory(d: Deployment) -> Iterator[Finding]:
                       "is a warning")
     related = gpu_related(d) + setting_related(d, inv.n_gpu_layers, inv.tensor_split,
                                                  inv.ctx_size)
-    yield Finding("MG309", severity, message, d.source, model_span(d),
+    yield llama_device_memory.finding(message, d.source, model_span(d),
                   hint=f"lower {ctx_flag}, quantize the KV cache "
                        f"({inv.long_name('cache_type_k')} / "
                        f"{inv.long_name('cache_type_v')} q8_0), move layers with "
@@ -155,7 +155,7 @@ def llama_device_memory(d: Deployment) -> Iterator[Finding]:
                                      "output": dev.output, "weights_bytes": dev.weights,
                                      "kv_bytes": dev.kv} for dev in devices],
                         "device_bytes": card, "kv_cells": cells,
-                        "overhead_allowance_bytes": allowance})
+                        "overhead_allowance_bytes": allowance}, severity=severity)
 
 
 @rule("MG310", "partial-offload", Severity.INFO,
@@ -203,7 +203,7 @@ def partial_offload(d: Deployment) -> Iterator[Finding]:
         gpu_ms = fixed(on_cpu / spec.bandwidth_bytes_per_s * 1e3, 2)
         math_lines.append(f"the same bytes take {gpu_ms} ms at the {spec.bandwidth_tbs:g} TB/s "
                           f"of the GPU ({gpu_phrase(d, spec)})")
-    yield Finding("MG310", Severity.INFO,
+    yield partial_offload.finding(
                   f"{d.inv.spelling(setting)} {ngl} offloads {count} of {units} units: {where} "
                   f"({gb(on_cpu)} of weights read by the CPU at every token)",
                   d.source, setting.span,

@@ -111,11 +111,11 @@ def lora_reservation(d: Deployment) -> Iterator[Finding]:
         message = (f"{flags} reserve {gb(reserved, 2)} per GPU for LoRA buffers "
                    f"({percent(share)} of the KV budget), whatever adapters are loaded")
         severity = Severity.INFO
-    yield Finding("MG306", severity, message, d.source, span,
+    yield lora_reservation.finding(message, d.source, span,
                   hint=f"set {d.inv.spelling(inv.max_lora_rank)} to the largest adapter's rank and "
                        f"{d.inv.spelling(inv.max_loras)} to the adapters one batch needs",
                   math=tuple(math_lines), related=setting_related(d, inv.max_loras),
-                  data=b.data(**extra))
+                  data=b.data(**extra), severity=severity)
 
 
 @rule("MG307", "lora-rank-invalid", Severity.ERROR,
@@ -148,7 +148,7 @@ def lora_rank_invalid(d: Deployment) -> Iterator[Finding]:
         return
     larger = [r for r in allowed if r > rank]
     hint = f"use {larger[0]}" if larger else f"use at most {allowed[-1]}"
-    yield Finding("MG307", Severity.ERROR,
+    yield lora_rank_invalid.finding(
                   f"{d.inv.spelling(setting)} {rank} is not a rank vLLM {d.inv.version} accepts "
                   f"({', '.join(map(str, allowed))}): the server does not start",
                   d.source, setting.span, hint=hint, data={"rank": rank,
@@ -177,7 +177,7 @@ def lora_without_enable(d: Deployment) -> Iterator[Finding]:
     modules = inv.lora_modules
     enable = inv.long_name(inv.enable_lora.key)
     if modules.given and modules.flag_span is not None:
-        yield Finding("MG308", Severity.ERROR,
+        yield lora_without_enable.finding(
                       f"{d.inv.spelling(modules)} without {enable}: vLLM cannot load the adapters "
                       "and fails at start-up (\"LoRA is not enabled\")",
                       d.source, modules.flag_span, hint=f"add {enable}")
@@ -186,13 +186,14 @@ def lora_without_enable(d: Deployment) -> Iterator[Finding]:
                if s.given and s.flag_span is not None and s.value is not False]
     if ignored and not modules.given:
         names = ", ".join(d.inv.spelling(s) for s in ignored)
-        yield Finding("MG308", Severity.WARNING,
+        yield lora_without_enable.finding(
                       f"{names} without {enable}: vLLM ignores "
                       f"{'it' if len(ignored) == 1 else 'them'} (LoRA is off)",
                       d.source, ignored[0].flag_span,
                       hint=f"add {enable}, or remove the LoRA flags",
                       related=tuple(Related(d.source, s.flag_span, d.inv.spelling(s))
-                                    for s in ignored[1:] if s.flag_span is not None))
+                                    for s in ignored[1:] if s.flag_span is not None),
+                                    severity=Severity.WARNING)
 
 
 RULES: list[Rule] = [lora_reservation, lora_rank_invalid, lora_without_enable]

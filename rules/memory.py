@@ -123,9 +123,10 @@ def weights_exceed_memory(d: Deployment) -> Iterator[Finding]:
         hint = "raise tp/pp or use a quantized checkpoint to leave room for the KV cache"
     related = layout_related(d) + gpu_related(d) + setting_related(
         d, d.inv.gpu_memory_utilization, d.inv.cpu_offload_gb, d.inv.kv_cache_memory_bytes)
-    yield Finding("MG301", severity, message, d.source, model_span(d), hint=hint,
+    yield weights_exceed_memory.finding(message, d.source, model_span(d), hint=hint,
                   math=b.lines(), related=related,
-                  data=b.data(need_bytes=need, limit_bytes=limit, verdict=verdict))
+                  data=b.data(need_bytes=need, limit_bytes=limit, verdict=verdict),
+                  severity=severity)
 
 
 @rule("MG302", "kv-cannot-hold-one-sequence", Severity.ERROR,
@@ -183,13 +184,13 @@ def kv_cannot_hold_one_sequence(d: Deployment) -> Iterator[Finding]:
                    f"of the {gb(g.kv)} left ({gpu_phrase(d, b.spec)}): the engine's own "
                    f"overhead may leave too little; {fits:,} tokens fit at zero overhead")
     span = setting.span if stated and setting.span is not None else model_span(d)
-    yield Finding("MG302", severity, message, d.source, span,
+    yield kv_cannot_hold_one_sequence.finding(message, d.source, span,
                   hint=f"lower {d.inv.spelling(setting)} to at most {fits:,}, add GPUs, or use "
                        f"{d.inv.long_name('kv_cache_dtype')} fp8",
                   math=b.lines(need, f" for one {length:,}-token sequence"),
                   related=layout_related(d) + gpu_related(d),
                   data=b.data(kv_needed_bytes=need, max_model_len=length, max_tokens=fits,
-                              verdict=verdict))
+                              verdict=verdict), severity=severity)
 
 
 def _one_request(d: Deployment, b: VllmBudget) -> Iterator[Finding]:
@@ -231,12 +232,13 @@ def _one_request(d: Deployment, b: VllmBudget) -> Iterator[Finding]:
                    f"{gib(m.uncertainty)} this estimate can be off, vLLM may refuse to start "
                    f"(estimated maximum model length {estimated:,})")
     span = setting.span if stated and setting.span is not None else model_span(d)
-    yield Finding("MG302", severity, message, d.source, span,
+    yield kv_cannot_hold_one_sequence.finding(message, d.source, span,
                   hint=f"lower {d.inv.spelling(setting)} to at most {estimated:,}, add GPUs, or "
                        f"use {d.inv.long_name('kv_cache_dtype')} fp8",
                   math=b.lines(), related=layout_related(d) + gpu_related(d),
                   data=b.data(kv_needed_bytes=need, kv_available_bytes=avail,
-                              max_model_len=length, max_tokens=estimated, verdict=verdict))
+                              max_model_len=length, max_tokens=estimated, verdict=verdict),
+                              severity=severity)
 
 
 @rule("MG303", "kv-below-concurrency", Severity.WARNING,
@@ -302,7 +304,7 @@ def kv_below_concurrency(d: Deployment) -> Iterator[Finding]:
     message = (f"the KV cache holds {fits} sequences of {context:,} tokens per GPU but "
                f"{per_engine} run at once{dp_text} ({gb(need)} needed, {gb(left)} left on "
                f"{gpu_phrase(d, b.spec)}); {where}")
-    yield Finding("MG303", Severity.WARNING, message, d.source, model_span(d),
+    yield kv_below_concurrency.finding(message, d.source, model_span(d),
                   hint=f"add GPUs or replicas, use {d.inv.long_name('kv_cache_dtype')} fp8, or "
                        f"lower {d.inv.spelling(d.inv.max_num_seqs)} to what fits",
                   math=((f"concurrency: min({s.users} users, {d.inv.spelling(d.inv.max_num_seqs)} "
@@ -349,8 +351,7 @@ def max_model_len_exceeds_model(d: Deployment) -> Iterator[Finding]:
         f", {rope.type} RoPE scaling ×{rope.factor:g}" if rope is not None else "")
     if d.inv.hf_overrides.given:
         how += f", with {d.inv.spelling(d.inv.hf_overrides)}"
-    yield Finding(
-        "MG304", Severity.ERROR,
+    yield max_model_len_exceeds_model.finding(
         f"{d.inv.spelling(setting)} {value:,} is above {model.shape.name}'s limit of "
         f"{limit:,} tokens ({how}): vLLM refuses to start",
         d.source, setting.span,
@@ -393,7 +394,7 @@ def gpu_memory_utilization_range(d: Deployment) -> Iterator[Finding]:
         return
     flag = d.inv.spelling(setting)
     if not 0 < value <= 1:
-        yield Finding("MG305", Severity.ERROR,
+        yield gpu_memory_utilization_range.finding(
                       f"{flag} {value:g} is outside (0, 1]: vLLM rejects it at start-up",
                       d.source, setting.span,
                       hint="a share of the GPU's memory between 0 and 1, e.g. 0.9",
@@ -406,7 +407,7 @@ def gpu_memory_utilization_range(d: Deployment) -> Iterator[Finding]:
         # the free memory after the CUDA context and NCCL are created, which is always less
         raw = setting.winner.raw if setting.winner is not None and setting.winner.raw \
             else f"{value:g}"
-        yield Finding("MG305", Severity.ERROR,
+        yield gpu_memory_utilization_range.finding(
                       f"{flag} {raw} asks for the whole of each GPU: on CUDA vLLM refuses to start "
                       "(\"Free memory on device … on startup is less than desired GPU memory "
                       "utilization\", vllm/v1/worker/utils.py request_memory): the CUDA context "
@@ -428,11 +429,11 @@ def gpu_memory_utilization_range(d: Deployment) -> Iterator[Finding]:
     # on by default; vllm/v1/worker/gpu_worker.py determine_available_memory, 0.30.0 logs "CUDA
     # graph memory profiling is enabled (default since v0.21.0)"); before, they sat outside it
     graphs = "" if version_key(d.inv.version) >= version_key("0.21.0") else " and CUDA graphs"
-    yield Finding("MG305", Severity.WARNING,
+    yield gpu_memory_utilization_range.finding(
                   f"{flag} {value:g} leaves {percent(1 - value)} of each GPU{rest} for the CUDA "
                   f"context, NCCL buffers{graphs} and anything else on the card",
                   d.source, setting.span, hint="use at most 0.95 (the default is 0.92)",
-                  math=math_lines, data={"utilization": value})
+                  math=math_lines, data={"utilization": value}, severity=Severity.WARNING)
 
 
 RULES: list[Rule] = [weights_exceed_memory, kv_cannot_hold_one_sequence, kv_below_concurrency,

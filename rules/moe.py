@@ -107,8 +107,7 @@ def moe_experts_sliced(d: Deployment) -> Iterator[Finding]:
     per_rank = experts_per_rank(shape.experts, grouping.group)
     whole = f"{per_rank[0]}" if per_rank[0] == per_rank[-1] else \
         f"{per_rank[-1]}-{per_rank[0]}"
-    yield Finding(
-        "MG401", Severity.INFO,
+    yield moe_experts_sliced.finding(
         f"{model_name(d)} has {shape.experts} experts and no --enable-expert-parallel: its MoE "
         f"layers run as {grouping.summary}",
         d.source, _group_span(d, lay),
@@ -141,8 +140,7 @@ def expert_parallel_on_dense(d: Deployment) -> Iterator[Finding]:
     if not (ep.given and ep.known and ep.value):
         return
     flag = _spelling(ep, "--enable-expert-parallel")
-    yield Finding(
-        "MG402", Severity.ERROR,
+    yield expert_parallel_on_dense.finding(
         f"{flag} on {model_name(d)}, which has no experts: vLLM refuses to start (\"Number of "
         "experts in the model must be greater than 0 when expert parallelism is enabled\")",
         d.source, ep.flag_span or d.program_span, hint=f"remove {flag}",
@@ -186,8 +184,7 @@ def experts_not_divisible(d: Deployment) -> Iterator[Finding]:
         f"{experts}"
     fuller = sum(1 for n in per_rank if n == per_rank[0])
     even = [n for n in range(group, 0, -1) if experts % n == 0 and n < group]
-    yield Finding(
-        "MG403", Severity.ERROR if error else Severity.WARNING,
+    yield experts_not_divisible.finding(
         f"{counted} experts over an EP group of {group}: "
         + (f"{_spelling(eplb, '--enable-eplb')} requires an even split, vLLM refuses to start"
            if error else
@@ -204,6 +201,7 @@ def experts_not_divisible(d: Deployment) -> Iterator[Finding]:
         related=(Related(d.source, eplb.flag_span, "EPLB on"),)
         if error and eplb.flag_span is not None else (),
         data={"experts": experts, "redundant": redundant, "ep": group, "per_rank": per_rank},
+        severity=Severity.ERROR if error else Severity.WARNING,
     )
 
 
@@ -234,8 +232,7 @@ def eplb_recommended(d: Deployment) -> Iterator[Finding]:
         return
     imbalance = expert_load_imbalance(ILLUSTRATIVE_LOADS)
     mean = sum(ILLUSTRATIVE_LOADS) / len(ILLUSTRATIVE_LOADS)
-    yield Finding(
-        "MG404", Severity.INFO,
+    yield eplb_recommended.finding(
         f"expert parallelism over {group} GPUs without --enable-eplb: each MoE layer waits for "
         "the GPU with the hottest experts",
         d.source, d.inv.enable_expert_parallel.flag_span or d.program_span,
@@ -271,8 +268,7 @@ def moe_dp_lockstep(d: Deployment) -> Iterator[Finding]:
     if lay.dp.value <= 1:
         return
     group = moe_grouping(lay.tp.value, lay.dp.value, bool(_ep_enabled(d)), lay.pcp.value)
-    yield Finding(
-        "MG405", Severity.INFO,
+    yield moe_dp_lockstep.finding(
         f"{model_name(d)} is a MoE model with dp {lay.dp.value}: the {lay.dp.value} "
         "engines run their MoE layers in lockstep; idle engines run dummy batches",
         d.source, lay.dp.span or d.program_span,

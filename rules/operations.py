@@ -78,8 +78,7 @@ def missing_readiness_probe(d: Deployment) -> Iterator[Finding]:
     label = f"container `{name.value}`" if name is not None else "the container"
     liveness = " (it has only a livenessProbe, which restarts but never gates traffic)" \
         if "livenessProbe" in ctx.probes else ""
-    yield Finding(
-        "MG702", Severity.WARNING,
+    yield missing_readiness_probe.finding(
         f"{label} runs {d.adapter.display} without a readinessProbe or startupProbe"
         f"{liveness}: traffic arrives before the model has loaded",
         d.source, span,
@@ -109,8 +108,7 @@ def hpa_on_gpu_utilization(d: Deployment) -> Iterator[Finding]:
         for metric in hpa.metrics:
             if metric.value.lower() not in GPU_UTILIZATION_METRICS or metric.span is None:
                 continue
-            yield Finding(
-                "MG704", Severity.WARNING,
+            yield hpa_on_gpu_utilization.finding(
                 f"HorizontalPodAutoscaler `{hpa.name}` scales {d.adapter.display} on "
                 f"`{metric.value}`, a GPU utilisation metric: it reads ~100% at any load that "
                 "keeps the GPU busy, so it cannot tell a queue building up",
@@ -164,8 +162,7 @@ def missing_shm(d: Deployment) -> Iterator[Finding]:
            "run the container with --ipc=host or --shm-size 16g")
     related = tuple(Related(d.source, s.span, f"{n} {s.value}") for n, s in
                     lay.explicit_sizes if s.span is not None)
-    yield Finding(
-        "MG701", Severity.WARNING,
+    yield missing_shm.finding(
         f"world size {lay.world_size} ({lay.describe_world()}) in a container with {where}: "
         "NCCL and vLLM's workers need shared memory",
         d.source, span, hint=fix, related=related,
@@ -301,8 +298,7 @@ def cold_start_download(d: Deployment) -> Iterator[Finding]:
     related = tuple(Related(d.source, kind.span, f"{kind.value} volume")
                     for mount, kind in d.context.volumes.items()
                     if _covers(mount, path) and kind.span is not None)
-    yield Finding(
-        "MG703", Severity.INFO,
+    yield cold_start_download.finding(
         f"`{d.model.ref}` is downloaded from {source} at every pod start ({where}): about "
         f"{fixed(hub, 0)} s of cold start for {fixed(size / 1e9, 1)} GB at 1 Gb/s",
         d.source, d.model.span or d.program_span,
@@ -335,8 +331,7 @@ def warmup_disabled(d: Deployment) -> Iterator[Finding]:
     if not warmup.given or not warmup.known or warmup.value is not False:
         return
     spelling = warmup.winner.spelling if warmup.winner is not None else "--no-warmup"
-    yield Finding(
-        "MG705", Severity.INFO,
+    yield warmup_disabled.finding(
         f"{spelling}: llama-server skips its warm-up run, so the first requests pay it "
         "(weights paged in, buffers and kernels set up) after the server already reports ready",
         d.source, warmup.flag_span or d.program_span,

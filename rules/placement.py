@@ -60,8 +60,7 @@ def data_parallel_routing(d: Deployment) -> Iterator[Finding]:
     svc = d.services[0]
     rr = route_requests(EXAMPLE_9_WORK, 3, 100, "round-robin")
     lo = route_requests(EXAMPLE_9_WORK, 3, 100, "least-outstanding")
-    yield Finding(
-        "MG107", Severity.INFO,
+    yield data_parallel_routing.finding(
         f"{what} of {model_name(d)} behind Service `{svc.name}`: it spreads requests without "
         "seeing load or cached prefixes",
         d.source, span,
@@ -117,8 +116,7 @@ def gpu_shared_between_launches(d: Deployment) -> Iterator[Finding]:
             if setting.span is not None:
                 related.append(Related(d.source if who == "this engine" else peer.source,
                                        setting.span, f"{who}: {setting.value:g}"))
-        yield Finding(
-            "MG108", Severity.ERROR,
+        yield gpu_shared_between_launches.finding(
             f"GPU{'s' if len(shared) > 1 else ''} {', '.join(shared)} also "
             f"{'go' if len(shared) > 1 else 'goes'} to the engine"
             f"{at_line(d, peer.program.span)}: together they reserve {util.value:g} + "
@@ -151,8 +149,7 @@ def gpu_requests_without_limits(d: Deployment) -> Iterator[Finding]:
     req = d.context.gpu_requests_only
     if not d.context.pod or req is None or req.span is None:
         return
-    yield Finding(
-        "MG109", Severity.ERROR,
+    yield gpu_requests_without_limits.finding(
         f"{req.value} GPU{'' if req.value.strip() == '1' else 's'} in resources.requests "
         "without a limit: GPUs are extended resources and must be set in limits, so the API "
         "server rejects the pod",
@@ -197,8 +194,7 @@ def visible_devices_out_of_range(d: Deployment) -> Iterator[Finding]:
     consequence = " and the engine fails at start-up" if seen == 0 else \
         f": {gpus_needed_text(lay)} needs {need}" if fails and lay is not None else \
         f": the later entries {','.join(vis.ids[seen:])} are ignored"
-    yield Finding(
-        "MG110", Severity.ERROR if fails else Severity.WARNING,
+    yield visible_devices_out_of_range.finding(
         f"{vis.name}={vis.text} inside a container that gets {plural(have)} "
         f"({g.request.origin}{at_line(d, g.request.span)}), numbered 0-{have - 1} there: CUDA "
         f"sees {sees}{consequence}",
@@ -209,6 +205,7 @@ def visible_devices_out_of_range(d: Deployment) -> Iterator[Finding]:
         related=(Related(d.source, g.request.span, f"{g.request.origin}: {have}"),)
         if g.request.span is not None else (),
         data={"visible": list(vis.ids), "container_gpus": have, "seen": seen},
+        severity=Severity.ERROR if fails else Severity.WARNING,
     )
 
 

@@ -126,15 +126,14 @@ def dp_local_exceeds_dp(d: Deployment) -> Iterator[Finding]:
     if n_local is None or n_dp is None or n_local <= n_dp:
         return
     sev, assumed = _severity(d, "MG801")
-    yield Finding(
-        "MG801", sev,
+    yield dp_local_exceeds_dp.finding(
         f"{_flag(d, 'data_parallel_size_local', '-dpl')} {n_local} is more than "
         f"{_flag(d, 'data_parallel_size', '--data-parallel-size')} {n_dp}: vLLM refuses to "
         f"start (\"data_parallel_size_local ({n_local}) must be <= data_parallel_size "
         f"({n_dp})\", vllm/config/parallel.py){assumed}",
         d.source, _span(d, local),
         hint=f"set -dp to the engines in all ({n_local} or more), or -dpl to at most {n_dp}",
-        related=_rel(d, dp, f"data parallel size {n_dp}"),
+        related=_rel(d, dp, f"data parallel size {n_dp}"), severity=sev,
     )
 
 
@@ -165,15 +164,14 @@ def dp_rank_out_of_range(d: Deployment) -> Iterator[Finding]:
         if rank is None or 0 <= rank < dp:
             continue
         sev, assumed = _severity(d, "MG802")
-        yield Finding(
-            "MG802", sev,
+        yield dp_rank_out_of_range.finding(
             f"{_flag(d, key, '--' + key.replace('_', '-'))} {rank} is outside 0..{dp - 1} for "
             f"{dp} data-parallel engines: vLLM refuses to start (\"data_parallel_rank ({rank}) "
             f"must be in the range [0, {dp})\", vllm/config/parallel.py){assumed}",
             d.source, _span(d, s),
             hint=f"number the engines 0 … {dp - 1}",
             related=_rel(d, d.inv.data_parallel_size, f"data parallel size {dp}"),
-            data={"rank": rank, "dp": dp, "setting": name},
+            data={"rank": rank, "dp": dp, "setting": name}, severity=sev,
         )
         return
 
@@ -219,29 +217,27 @@ def external_dp_lb_invalid(d: Deployment) -> Iterator[Finding]:
     written = why.winner.spelling if why.winner is not None else "--data-parallel-external-lb"
     if dp <= 1:
         sev, assumed = _severity(d, "MG812")
-        yield Finding(
-            "MG812", sev,
+        yield external_dp_lb_invalid.finding(
             f"{written} turns on external data-parallel load balancing but the data-parallel "
             f"size is {dp}: vLLM refuses to start (\"data_parallel_external_lb can only be set "
             f"when data_parallel_size > 1\", vllm/config/parallel.py){assumed}",
             d.source, _span(d, why),
             hint="drop the --data-parallel-* flags for a single engine, or set -dp to the "
-                 "number of engines",
+                 "number of engines", severity=sev,
         )
         return
     if _is_moe(d) is not False or not _applies(d, "MG812", "0.25.1"):
         return
     sev, assumed = _severity(d, "MG812", "0.25.1")
     name = d.model.ref.rstrip("/").rsplit("/", 1)[-1] if d.model is not None else "the model"
-    yield Finding(
-        "MG812", sev,
+    yield external_dp_lb_invalid.finding(
         f"{written} with dp {dp} on {name}, a model without experts: vLLM refuses to start "
         "(\"Non-MoE models do not support external data parallel mode\", "
         f"vllm/engine/arg_utils.py create_engine_config){assumed}",
         d.source, _span(d, why),
         hint="run independent replicas without --data-parallel-* flags behind the load "
              "balancer",
-        related=_rel(d, d.inv.data_parallel_size, f"data parallel size {dp}"),
+        related=_rel(d, d.inv.data_parallel_size, f"data parallel size {dp}"), severity=sev,
     )
 
 
@@ -270,13 +266,13 @@ def hybrid_lb_without_dp_local(d: Deployment) -> Iterator[Finding]:
             or nnodes > 1 or _on(d.inv.headless):
         return
     sev, assumed = _severity(d, "MG813")
-    yield Finding(
-        "MG813", sev,
+    yield hybrid_lb_without_dp_local.finding(
         f"{_flag(d, 'data_parallel_hybrid_lb', '--data-parallel-hybrid-lb')} without "
         "--data-parallel-size-local: vLLM refuses to start (\"`--data-parallel-hybrid-lb` "
         "requires `--data-parallel-size-local`\", vllm/engine/arg_utils.py "
         f"create_engine_config){assumed}",
         d.source, _span(d, hyb), hint="add -dpl with the number of engines on this node",
+        severity=sev,
     )
 
 
@@ -307,13 +303,12 @@ def headless_with_api_servers(d: Deployment) -> Iterator[Finding]:
         sev, assumed = _severity(d, "MG811", "0.15.1")
     else:
         sev, assumed = _severity(d, "MG811")
-    yield Finding(
-        "MG811", sev,
+    yield headless_with_api_servers.finding(
         f"{_flag(d, 'api_server_count', '--api-server-count')} {n} with --headless: vLLM "
         f"refuses to start (\"--api-server-count={n} cannot be used with --headless (no API "
         f"servers are started in headless mode)\", vllm/entrypoints/cli/serve.py){assumed}",
         d.source, _span(d, asc), hint="drop --api-server-count on headless nodes",
-        related=_rel(d, d.inv.headless, "--headless"),
+        related=_rel(d, d.inv.headless, "--headless"), severity=sev,
     )
 
 
@@ -353,14 +348,13 @@ def nnodes_with_ray_executor(d: Deployment) -> Iterator[Finding]:
         return
     sev, assumed = _severity(d, "MG803")
     be = d.inv.distributed_executor_backend
-    yield Finding(
-        "MG803", sev,
+    yield nnodes_with_ray_executor.finding(
         f"--nnodes {n} with {_flag(d, 'distributed_executor_backend', '--distributed-executor-backend')} "
         f"{backend}: vLLM refuses to start (\"nnodes > 1 can only be set when distributed "
         f"executor backend is mp, uni or external_launcher.\", vllm/config/parallel.py){assumed}",
         d.source, _span(d, be),
         hint="drop --nnodes/--node-rank when Ray spans the nodes, or use the mp executor",
-        related=_rel(d, nn, f"--nnodes {n}"),
+        related=_rel(d, nn, f"--nnodes {n}"), severity=sev,
     )
 
 
@@ -387,15 +381,14 @@ def nnodes_with_ray_dp_backend(d: Deployment) -> Iterator[Finding]:
     if n is None or n <= 1 or not dpb.given or not dpb.known or dpb.value == "mp":
         return
     sev, assumed = _severity(d, "MG804")
-    yield Finding(
-        "MG804", sev,
+    yield nnodes_with_ray_dp_backend.finding(
         f"--nnodes {n} with {_flag(d, 'data_parallel_backend', '--data-parallel-backend')} "
         f"{dpb.value}: vLLM refuses to start (\"`--nnodes {n}` requires "
         f"`--data-parallel-backend mp`\", vllm/engine/arg_utils.py "
         f"create_engine_config){assumed}",
         d.source, _span(d, dpb),
         hint="drop --nnodes when Ray places the engines, or use -dpb mp",
-        related=_rel(d, nn, f"--nnodes {n}"),
+        related=_rel(d, nn, f"--nnodes {n}"), severity=sev,
     )
 
 
@@ -420,14 +413,13 @@ def pipeline_parallel_uni_executor(d: Deployment) -> Iterator[Finding]:
     if pp is None or pp <= 1 or backend != "uni":
         return
     sev, assumed = _severity(d, "MG809")
-    yield Finding(
-        "MG809", sev,
+    yield pipeline_parallel_uni_executor.finding(
         f"pp {pp} with the uni executor: vLLM refuses to start (\"Pipeline Parallelism "
         "without Ray distributed executor or multiprocessing executor or external launcher is "
         f"not supported.\", vllm/engine/arg_utils.py _check_feature_supported){assumed}",
         d.source, _span(d, d.inv.distributed_executor_backend),
         hint="drop --distributed-executor-backend uni (the default is mp)",
-        related=_rel(d, d.inv.pipeline_parallel_size, f"pp {pp}"),
+        related=_rel(d, d.inv.pipeline_parallel_size, f"pp {pp}"), severity=sev,
     )
 
 
@@ -469,13 +461,13 @@ def nsight_without_ray(d: Deployment) -> Iterator[Finding]:
     else:
         which = backend
     sev, assumed = _severity(d, "MG810")
-    yield Finding(
-        "MG810", sev,
+    yield nsight_without_ray.finding(
         f"{_flag(d, 'ray_workers_use_nsight', '--ray-workers-use-nsight')} but the executor "
         f"is {which}: vLLM refuses to start (\"Unable to use nsight profiling unless workers "
         f"run with Ray.\", vllm/config/parallel.py){assumed}",
         d.source, _span(d, ns),
         hint="add --distributed-executor-backend ray, or profile with `nsys profile`",
+        severity=sev,
     )
 
 
@@ -516,13 +508,12 @@ def eplb_without_expert_parallel(d: Deployment) -> Iterator[Finding]:
     if not _on(eplb) or not ep.known or ep.value:
         return
     sev, assumed = _severity(d, "MG805")
-    yield Finding(
-        "MG805", sev,
+    yield eplb_without_expert_parallel.finding(
         f"{_flag(d, 'enable_eplb', '--enable-eplb')} without --enable-expert-parallel: vLLM "
         "refuses to start (\"enable_expert_parallel must be True to use EPLB.\", "
         f"vllm/config/parallel.py){assumed}",
         d.source, _span(d, eplb),
-        hint="add --enable-expert-parallel, or drop --enable-eplb",
+        hint="add --enable-expert-parallel, or drop --enable-eplb", severity=sev,
     )
 
 
@@ -551,13 +542,12 @@ def eplb_without_parallelism(d: Deployment) -> Iterator[Finding]:
     if tp is None or pcp is None or dp is None or tp * pcp * dp > 1:
         return
     sev, assumed = _severity(d, "MG806")
-    yield Finding(
-        "MG806", sev,
+    yield eplb_without_parallelism.finding(
         f"{_flag(d, 'enable_eplb', '--enable-eplb')} on one GPU (tp {tp} × pcp {pcp} × dp "
         f"{dp} = 1): vLLM refuses to start (\"EPLB requires tensor, prefill-context, or data "
         f"parallelism, but got TP={tp}, PCP={pcp}, DP={dp}.\", vllm/config/parallel.py){assumed}",
         d.source, _span(d, eplb),
-        hint="drop --enable-eplb (and -ep) on one GPU, or add -tp or -dp",
+        hint="drop --enable-eplb (and -ep) on one GPU, or add -tp or -dp", severity=sev,
     )
 
 
@@ -586,12 +576,12 @@ def redundant_experts_without_eplb(d: Deployment) -> Iterator[Finding]:
         return
     n, s = found
     sev, assumed = _severity(d, "MG807")
-    yield Finding(
-        "MG807", sev,
+    yield redundant_experts_without_eplb.finding(
         f"num_redundant_experts is {n} without --enable-eplb: vLLM refuses to start "
         f"(\"num_redundant_experts is set to {n} but EPLB is not enabled\", "
         f"vllm/config/parallel.py){assumed}",
         d.source, _span(d, s), hint="add --enable-eplb, or drop num_redundant_experts",
+        severity=sev,
     )
 
 
@@ -621,15 +611,14 @@ def dcp_does_not_divide_tp(d: Deployment) -> Iterator[Finding]:
     if pcp == 1:
         if tp % dcp == 0:
             return
-        yield Finding(
-            "MG808", sev,
+        yield dcp_does_not_divide_tp.finding(
             f"{_flag(d, 'decode_context_parallel_size', '-dcp')} {dcp} does not divide tp "
             f"{tp}: vLLM refuses to start (\"tp_size={tp} must be divisible by dcp_size="
             f"{dcp}.\", vllm/config/parallel.py){assumed}",
             d.source, _span(d, dcp_s), math=(f"tp {tp} / dcp {dcp} = {tp / dcp:g}",),
             hint="use a -dcp that divides -tp (" + ", ".join(
                 str(k) for k in range(1, tp + 1) if tp % k == 0) + ")",
-            related=_rel(d, d.inv.tensor_parallel_size, f"tp {tp}"),
+            related=_rel(d, d.inv.tensor_parallel_size, f"tp {tp}"), severity=sev,
         )
         return
     if not _applies(d, "MG808", "0.30.0"):
@@ -638,13 +627,12 @@ def dcp_does_not_divide_tp(d: Deployment) -> Iterator[Finding]:
     if dcp in valid:
         return
     sev, assumed = _severity(d, "MG808", "0.30.0")
-    yield Finding(
-        "MG808", sev,
+    yield dcp_does_not_divide_tp.finding(
         f"{_flag(d, 'decode_context_parallel_size', '-dcp')} {dcp} with tp {tp} × pcp {pcp}: "
         "vLLM refuses to start (\"When PCP is enabled, DCP must be disabled, span the PCP axis, "
         f"or span the full TP x PCP axis\"; valid DCP sizes are {valid}, "
         f"vllm/config/parallel.py){assumed}",
-        d.source, _span(d, dcp_s), hint=f"use -dcp {' or '.join(map(str, valid))}",
+        d.source, _span(d, dcp_s), hint=f"use -dcp {' or '.join(map(str, valid))}", severity=sev,
     )
 
 
@@ -671,12 +659,11 @@ def max_loras_below_one(d: Deployment) -> Iterator[Finding]:
     if n is None or n >= 1:
         return
     sev, assumed = _severity(d, "MG814")
-    yield Finding(
-        "MG814", sev,
+    yield max_loras_below_one.finding(
         f"{_flag(d, 'max_loras', '--max-loras')} {n}: vLLM refuses to start (LoRAConfig "
         f"max_loras: \"Input should be greater than or equal to 1\", vllm/config/lora.py)"
         f"{assumed}",
-        d.source, _span(d, s), hint="use --max-loras 1 or more",
+        d.source, _span(d, s), hint="use --max-loras 1 or more", severity=sev,
     )
 
 
@@ -703,13 +690,12 @@ def cpu_loras_below_max_loras(d: Deployment) -> Iterator[Finding]:
     if n_cpu is None or n_max is None or n_cpu < 1 or n_cpu >= n_max:
         return
     sev, assumed = _severity(d, "MG815")
-    yield Finding(
-        "MG815", sev,
+    yield cpu_loras_below_max_loras.finding(
         f"{_flag(d, 'max_cpu_loras', '--max-cpu-loras')} {n_cpu} is below --max-loras "
         f"{n_max}: vLLM refuses to start (\"max_cpu_loras ({n_cpu}) must be >= max_loras "
         f"({n_max}).\", vllm/config/lora.py){assumed}",
         d.source, _span(d, cpu), hint=f"use --max-cpu-loras {n_max} or more, or leave it out",
-        related=_rel(d, d.inv.max_loras, f"--max-loras {n_max}"),
+        related=_rel(d, d.inv.max_loras, f"--max-loras {n_max}"), severity=sev,
     )
 
 
@@ -739,12 +725,12 @@ def scheduler_limit_below_one(d: Deployment) -> Iterator[Finding]:
         if n is None or n >= 1:
             continue
         sev, assumed = _severity(d, "MG816")
-        yield Finding(
-            "MG816", sev,
+        yield scheduler_limit_below_one.finding(
             f"{_flag(d, key, canonical)} {n}: vLLM refuses to start (SchedulerConfig {key}: "
             f"\"Input should be greater than or equal to 1\", vllm/config/scheduler.py)"
             f"{assumed}",
             d.source, _span(d, s), hint=f"leave {canonical} out, or give a positive number",
+            severity=sev,
         )
 
 
@@ -789,25 +775,23 @@ def batched_tokens_too_small(d: Deployment) -> Iterator[Finding]:
     flag = _flag(d, "max_num_batched_tokens", "--max-num-batched-tokens")
     # verify_max_model_len checks the model length first
     if mml is not None and mml > 0 and bt < mml and _chunked_prefill_off(d):
-        yield Finding(
-            "MG817", sev,
+        yield batched_tokens_too_small.finding(
             f"{flag} {bt} is smaller than --max-model-len {mml} with chunked prefill off: "
             f"vLLM refuses to start (\"max_num_batched_tokens ({bt}) is smaller than "
             f"max_model_len ({mml})\", vllm/config/scheduler.py){assumed}",
             d.source, _span(d, bt_s),
             hint=f"raise {flag} to {mml} or more, lower --max-model-len, or keep chunked "
                  "prefill on",
-            related=_rel(d, mml_s, f"--max-model-len {mml}"),
+            related=_rel(d, mml_s, f"--max-model-len {mml}"), severity=sev,
         )
         return
     if seqs is not None and seqs >= 1 and bt < seqs:
-        yield Finding(
-            "MG817", sev,
+        yield batched_tokens_too_small.finding(
             f"{flag} {bt} is below --max-num-seqs {seqs}: vLLM refuses to start "
             f"(\"max_num_batched_tokens ({bt}) must be greater than or equal to max_num_seqs "
             f"({seqs}).\", vllm/config/scheduler.py){assumed}",
             d.source, _span(d, bt_s), hint=f"raise {flag} to {seqs} or more",
-            related=_rel(d, seqs_s, f"--max-num-seqs {seqs}"),
+            related=_rel(d, seqs_s, f"--max-num-seqs {seqs}"), severity=sev,
         )
 
 
@@ -835,12 +819,12 @@ def auto_tool_choice_without_parser(d: Deployment) -> Iterator[Finding]:
     if not _on(auto) or not parser.known or (parser.given and parser.value):
         return
     sev, assumed = _severity(d, "MG818")
-    yield Finding(
-        "MG818", sev,
+    yield auto_tool_choice_without_parser.finding(
         f"{_flag(d, 'enable_auto_tool_choice', '--enable-auto-tool-choice')} without "
         "--tool-call-parser: vLLM refuses to start (\"Error: --enable-auto-tool-choice "
         f"requires --tool-call-parser\", validate_parsed_serve_args){assumed}",
         d.source, _span(d, auto), hint="add --tool-call-parser with the model's parser",
+        severity=sev,
     )
 
 
@@ -866,31 +850,29 @@ def port_out_of_range(d: Deployment) -> Iterator[Finding]:
     port = _given_int(port_s)
     if port is not None and (port < 0 or port > 65535):
         sev, assumed = _severity(d, "MG819")
-        yield Finding(
-            "MG819", sev,
+        yield port_out_of_range.finding(
             f"{_flag(d, 'port', '--port')} {port} is not a TCP port: vLLM fails when it binds "
             f"the API socket (\"bind(): port must be 0-65535\", "
             f"vllm/entrypoints/launchers/launcher.py create_server_socket){assumed}",
-            d.source, _span(d, port_s), hint="use a port in 1-65535 (default 8000)",
+            d.source, _span(d, port_s), hint="use a port in 1-65535 (default 8000)", severity=sev,
         )
     elif port == 0:
-        yield Finding(
-            "MG819", Severity.WARNING,
+        yield port_out_of_range.finding(
             f"{_flag(d, 'port', '--port')} 0: the kernel picks a free port at start-up, so no "
             "probe, Service or client knows where the API listens "
             "(vllm/entrypoints/launchers/launcher.py create_server_socket binds it as given)",
             d.source, _span(d, port_s), hint="use a fixed port (default 8000)",
+            severity=Severity.WARNING,
         )
     rpc_s = d.inv.setting("data_parallel_rpc_port")
     rpc = _given_int(rpc_s)
     if rpc is not None and not 1 <= rpc <= 65535:
         sev, assumed = _severity(d, "MG819")
-        yield Finding(
-            "MG819", sev,
+        yield port_out_of_range.finding(
             f"{_flag(d, 'data_parallel_rpc_port', '--data-parallel-rpc-port')} {rpc} is "
             "outside 1-65535: vLLM refuses to start (ParallelConfig data_parallel_rpc_port, "
             f"vllm/config/parallel.py){assumed}",
-            d.source, _span(d, rpc_s), hint="use a port in 1-65535 (default 29550)",
+            d.source, _span(d, rpc_s), hint="use a port in 1-65535 (default 29550)", severity=sev,
         )
 
 

@@ -103,3 +103,14 @@ def test_each_rule_reports_only_its_own_code() -> None:
 def test_every_rule_code_is_registered_once() -> None:
     codes = [r.code for r in ALL]
     assert len(codes) == len(set(codes))
+
+
+@pytest.mark.parametrize("path", [p for p in RULE_MODULES if p.name != "registry.py"],
+                         ids=lambda p: p.name)
+def test_rules_report_through_their_own_metadata(path: Path) -> None:
+    """A rule builds its findings with ``<rule>.finding(...)``: the code and the default
+    severity come from its ``@rule`` entry, never from a literal in the body."""
+    tree = ast.parse(path.read_text("utf-8"))
+    direct = [n.lineno for n in ast.walk(tree)
+              if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "Finding"]
+    assert not direct, f"Finding(...) built directly at lines {direct}"

@@ -15,6 +15,11 @@ def _launches(capsys: pytest.CaptureFixture[str], path: str) -> list[dict]:
     return json.loads(capsys.readouterr().out)["launches"]
 
 
+def _launches_text(capsys: pytest.CaptureFixture[str], path: str) -> str:
+    main(["launches", path])
+    return capsys.readouterr().out
+
+
 def _lint(capsys: pytest.CaptureFixture[str], path: str) -> str:
     main(["--no-color", "--exit-zero", path])
     return capsys.readouterr().out
@@ -106,6 +111,11 @@ def test_llmisvc_findings(capsys):
     # the preset's probes, /dev/shm and download are not the user's to fix
     for code in ("MG702", "MG701", "MG703", "MG004", "MG005", "Traceback"):
         assert code not in out, out
+    # flags from a secret may set tp: its 4 GPUs are not called idle
+    assert not any(":69:36: MG101" in ln for ln in lines), out
+    # an unbalanced quote in VLLM_ADDITIONAL_ARGS fails eval: MG003 there, no launch
+    assert any(": MG003 [error] unbalanced single quote" in ln for ln in lines), out
+    assert "LLMInferenceService/broken-quote" not in _launches_text(capsys, KSERVE)
 
 
 RAYSERVICE = "fixtures/operators/rayservice-llm.yaml"

@@ -47,9 +47,11 @@ user's and are not part of the launch.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from .. import images
+from ..findings import Finding, Severity
 from ..launch import ENTRY_VLLM_SERVE, VLLM, Context, EnvVar, Launch, Located
 from ..shell import split_commands
 from ..source import CharMap, VarRef, Word
@@ -122,8 +124,10 @@ def _positive(node: Any) -> bool:
     return is_scalar(node) and node.value.strip().isdigit() and int(node.value) > 0
 
 
-def _shell_words(word: Word, env: dict[str, EnvVar]) -> list[Word]:
-    """``word`` as ``eval`` reads it: shell words, positions mapped through ``word``."""
+def _shell_words(word: Word, env: dict[str, EnvVar], doc: Doc,
+                 found: Found) -> list[Word] | None:
+    """``word`` as ``eval`` reads it: shell words, positions mapped through ``word``.  None
+    when the quoting is broken (MG003 at the place): eval fails and vLLM never starts."""
     def resolve(name: str) -> str | None:
         var = env.get(name)
         return var.value if var is not None else None
@@ -131,10 +135,27 @@ def _shell_words(word: Word, env: dict[str, EnvVar]) -> list[Word]:
     out: list[Word] = []
     for cmd in split_commands(word.text, resolve):
         if cmd.problems:
-            return [_unknown(word, word.text)]  # broken quoting: what eval gets is unknown
-        out.extend(compose_word(w, word) for _, w in cmd.assignments)
-        out.extend(compose_word(w, word) for w in cmd.words)
+            found.findings.extend(
+                Finding("MG003", Severity.ERROR, p.message + " (the preset runs it with eval)",
+                        doc.source, word.cmap.span(p.span.start, p.span.end), hint=p.hint)
+                for p in cmd.problems)
+            return None
+        out.extend(_one_ref_per_place(compose_word(w, word)) for _, w in cmd.assignments)
+        out.extend(_one_ref_per_place(compose_word(w, word)) for w in cmd.words)
     return out
+
+
+def _one_ref_per_place(word: Word) -> Word:
+    """A `$(VAR)` kubelet left as it is is also a command substitution to the shell: one
+    unknown at one place, reported once."""
+    seen: set[tuple[int, int]] = set()
+    refs = []
+    for ref in reversed(word.unresolved):  # kubelet's reference (the outer word's) first
+        if (ref.span.start, ref.span.end) not in seen:
+            seen.add((ref.span.start, ref.span.end))
+            refs.append(ref)
+    refs.reverse()
+    return word if len(refs) == len(word.unresolved) else replace(word, unresolved=tuple(refs))
 
 
 def _unknown(at: Word, name: str) -> Word:
@@ -209,17 +230,32 @@ def extract_llmisvc(doc: Doc, root: Any, base: Context, found: Found) -> None:
             # the worker pods run engines without an API server (`--headless`)
             args.append(_synthetic("--headless", None, _key(workload, "worker"), doc))
         extra = env.get(ADDITIONAL_ARGS)
+        unknown_flags = False
+        broken = False
         if extra is not None:
             node = _env_value_node(container, ADDITIONAL_ARGS)
-            if extra.value is not None and is_scalar(node):
-                args.extend(_shell_words(expand_k8s(doc, node, env), env))
-            elif extra.value is None:
+            if is_scalar(node):
+                # a value whose $(VAR) kubelet cannot expand keeps its known words
+                split = _shell_words(expand_k8s(doc, node, env), env, doc, found)
+                broken = split is None
+                args.extend(split or [])
+            else:
+                # from a secret or configMap: words the linter cannot see
                 name_node = _env_name_node(container, ADDITIONAL_ARGS)
                 args.append(_unknown(doc.word(name_node), ADDITIONAL_ARGS))
+                unknown_flags = True
         for item in items(get(container, "args")):
             if is_scalar(item):
-                args.extend(_shell_words(expand_k8s(doc, item, env), env))
+                split = _shell_words(expand_k8s(doc, item, env), env, doc, found)
+                broken = broken or split is None
+                args.extend(split or [])
+        if broken:
+            continue
         gpus, requests_only = _gpus(doc, container) if container is not None else (None, None)
+        if unknown_flags and gpus is not None:
+            # the flags that set the parallel sizes may be among the unknown words: the GPUs
+            # are given, the count they need is not known
+            gpus = replace(gpus, count=None)
         name_node = get(container, "name")
         program_node = name_node if is_scalar(name_node) else get(root, "kind")
         if not is_scalar(program_node):

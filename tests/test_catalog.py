@@ -447,7 +447,23 @@ CONFIG_MODELS = {
                                              "bfloat16", 13960238080),
     "ibm-granite/granite-3.1-8b-instruct": (40, 4096, 12800, 32, 8, 128, 49155, 131072, True,
                                             "bfloat16", 8170848256),
+    "Qwen/Qwen2.5-VL-7B-Instruct": (28, 3584, 18944, 28, 4, 128, 152064, 128000, False,
+                                    "bfloat16", 7615616512),
 }
+
+
+def test_qwen25_vl_loads_its_vision_tower() -> None:
+    # the ViT vLLM loads beside the text decoder, from the config's vision_config: a patch
+    # embedding (Conv3d 3 → 1280, kernel 2 × 14 × 14), 32 blocks (qkv 1280 → 3840, proj, SwiGLU
+    # 1280 → 3420 with biases, two norms) and the merger (5120 → 5120 → 3584)
+    block = 2 * 1280 + (1280 * 3840 + 3840) + (1280 * 1280 + 1280) + 2 * (1280 * 3420 + 3420) \
+        + (3420 * 1280 + 1280)
+    vision = 3 * 2 * 14 * 14 * 1280 + 32 * block + 1280 + (5120 * 5120 + 5120) \
+        + (5120 * 3584 + 3584)
+    s = k.resolve_model("Qwen/Qwen2.5-VL-7B-Instruct-AWQ").shape
+    assert s.vision_params == vision
+    assert s.params + vision == 8292166656
+    assert k.resolve_model("Qwen/Qwen2.5-VL-72B-Instruct") is None  # its own shape: unknown
 
 
 @pytest.mark.parametrize("model", sorted(CONFIG_MODELS))

@@ -13,12 +13,10 @@ is ``known=False``: rules that need it stay silent (no cascades).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Literal
-
-from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from ..findings import Finding, Related, Severity
 from ..source import Span, VarRef, Word
@@ -33,10 +31,12 @@ if TYPE_CHECKING:
 Origin = Literal["argv", "env", "config"]
 
 
-class OptionValue(BaseModel):
+# Plain frozen dataclasses, not pydantic models: the walkers build one OptionValue per stated
+# option on every launch, and pydantic's import and class construction alone cost more start-up
+# than a one-file lint does (issue 19).  Keyword-only, like the models they replace.
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OptionValue:
     """One stated occurrence of an option."""
-
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
     key: str
     spelling: str  # as written: "-tp", "--tensor_parallel_size", "--tensor-para", "LLAMA_ARG_…"
@@ -55,10 +55,9 @@ class OptionValue(BaseModel):
         return self.value_span or self.flag_span
 
 
-class ModelRef(BaseModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelRef:
     """The model a launch serves.  ``known`` False: missing, defaulted, broken or unresolved."""
-
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
     value: str | None
     span: Span | None  # None when no token states it (the engine's default)
@@ -102,10 +101,9 @@ def _setting(key: str) -> property:
     return property(lambda self: self.setting(key), doc=f"The `{key}` option (a Setting).")
 
 
-class Invocation(BaseModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Invocation:
     """A parsed launch.  ``occurrences`` are in precedence order (the last of a key wins)."""
-
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
     engine: str
     entry: str
@@ -113,14 +111,16 @@ class Invocation(BaseModel):
     model: ModelRef | None = None
     occurrences: tuple[OptionValue, ...] = ()
 
-    _index: dict[str, tuple[OptionValue, ...]] = PrivateAttr(default_factory=dict)
-    _settings: dict[str, Setting] = PrivateAttr(default_factory=dict)  # computed once per key
+    # derived, not part of equality: the occurrences of each key, and each Setting once computed
+    _index: dict[str, tuple[OptionValue, ...]] = field(init=False, repr=False, compare=False)
+    _settings: dict[str, Setting] = field(init=False, repr=False, compare=False)
 
-    def model_post_init(self, context: Any, /) -> None:
+    def __post_init__(self) -> None:
         index: dict[str, list[OptionValue]] = {}
         for occ in self.occurrences:
             index.setdefault(occ.key, []).append(occ)
-        self._index = {k: tuple(v) for k, v in index.items()}
+        object.__setattr__(self, "_index", {k: tuple(v) for k, v in index.items()})
+        object.__setattr__(self, "_settings", {})
 
     @property
     def catalog(self) -> FlagCatalog:
@@ -143,15 +143,14 @@ class Invocation(BaseModel):
 
     def setting(self, key: str) -> Setting:
         """The effective value of an option (see the typed properties below)."""
-        # the private dict directly: pydantic's attribute hook is slow on hot paths
-        cache = self.__pydantic_private__["_settings"]  # type: ignore[index]
+        cache = self._settings
         cached = cache.get(key)
         if cached is None:
             cached = cache[key] = self._compute(key)
         return cached
 
     def _compute(self, key: str) -> Setting:
-        occs = self.__pydantic_private__["_index"].get(key, ())  # type: ignore[index]
+        occs = self._index.get(key, ())
         spec = catalog_for(self.engine, self.version).by_key.get(key)
         if not occs:
             default = spec.default if spec is not None else None

@@ -7,14 +7,16 @@ from typing import Any
 
 import pytest
 from mgpu_lint.engines.catalog import (
-    CatalogFile,
     FlagCatalog,
     choose_vllm_version,
     llama_catalog,
+    load_file,
     rpc_catalog,
     vllm_catalog,
+    validate_file,
     vllm_versions,
 )
+from pydantic import ValidationError
 
 from tests.conftest import DATA
 
@@ -99,7 +101,7 @@ def test_versions() -> None:
 def test_release_as_differences() -> None:
     """Releases are stored as a base plus differences."""
     base = vllm_catalog()
-    diff = CatalogFile.model_validate({
+    diff = validate_file({
         "engine": "vllm", "version": "0.29.9", "source": "test", "base": "0.30.0",
         "drop": ["headless"],
         "options": [
@@ -109,7 +111,7 @@ def test_release_as_differences() -> None:
         ],
         "retired": [],
     })
-    derived = FlagCatalog(CatalogFile.model_validate({
+    derived = FlagCatalog(validate_file({
         "engine": "vllm", "version": "0.30.0", "source": "test", "options": base.options,
     }).apply(diff))
     assert derived.version == "0.29.9"
@@ -118,6 +120,37 @@ def test_release_as_differences() -> None:
     assert derived.lookup("--swap-space") is not None
     assert len(derived.options) == len(base.options) + 1 - 1
     assert derived.retired == ()
+
+
+def _shipped_files() -> list[str]:
+    return ["llama-server.json", "rpc-server.json",
+            *(f"vllm-{v}.json" for v in vllm_versions())]
+
+
+@pytest.mark.parametrize("name", _shipped_files())
+def test_shipped_file_validates_and_loads_the_same(name: str) -> None:
+    """The run-time loader skips validation; every shipped file must pass pydantic's, and the
+    loader must build exactly what the validated document is (tuples, defaults, nesting)."""
+    from importlib import resources
+
+    text = resources.files("mgpu_lint.catalog").joinpath("flags", name).read_text("utf-8")
+    data = json.loads(text)
+    assert load_file(data) == validate_file(data)
+
+
+@pytest.mark.parametrize("bad", [
+    {"engine": "x", "version": "1", "source": "t", "unknown": 1},
+    {"engine": "x", "version": "1", "source": "t",
+     "options": [{"key": "a", "names": ["-a"], "type": "integer"}]},
+    {"engine": "x", "version": "1", "source": "t",
+     "options": [{"key": "a", "names": ["-a"], "nargs": "*"}]},
+    {"engine": "x", "version": "1", "source": "t",
+     "options": [{"key": "a", "names": ["-a"], "typo": True}]},
+    {"engine": "x", "version": "1", "source": "t", "retired": [{"names": ["-a"], "lst": "1"}]},
+])
+def test_validation_refuses_malformed_documents(bad: dict[str, Any]) -> None:
+    with pytest.raises(ValidationError):
+        validate_file(bad)
 
 
 def test_did_you_mean_is_difflibs_answer() -> None:

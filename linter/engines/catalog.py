@@ -6,8 +6,10 @@ A release file either lists every option, or names a ``base`` release and only t
 matched by ``key``, each given whole; ``retired`` replaces the base's list when given).  vLLM
 0.30.0 (the default release) is complete; every other release is its neighbour's differences
 (0.29.0 from 0.30.0, 0.28.0 from 0.29.0 …, 0.31.0 from 0.30.0 …), so loading one release reads
-the chain between it and 0.30.0.  Files are read lazily, once per process, and validated by
-pydantic.
+the chain between it and 0.30.0.  Files are read lazily, once per process, into plain frozen
+dataclasses without validation (pydantic's import and schema building cost more than a one-file
+lint); ``validate_file`` checks a document against the same classes with pydantic, and the tests
+run it over every file and require the same result as the run-time loader.
 
 ``vllm-history.json`` lists, for every spelling that some catalogued vLLM releases accept and
 others do not, the releases that accept it (``"0.6.6.post1..0.17.1"`` ranges) and an optional
@@ -35,11 +37,10 @@ import difflib
 import json
 import re
 from collections import Counter
+from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
 from typing import Any, Literal, NamedTuple
-
-from pydantic import BaseModel, ConfigDict
 
 from ..versions import version_key
 
@@ -65,8 +66,9 @@ ValueType = Literal[
 DEFAULT_VLLM_VERSION = "0.30.0"
 
 
-class OptionSpec(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OptionSpec:
+    __pydantic_config__ = {"extra": "forbid"}  # for validate_file only
 
     key: str
     names: tuple[str, ...]
@@ -106,8 +108,9 @@ class OptionSpec(BaseModel):
         return self.type == "flag"
 
 
-class RetiredFlag(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RetiredFlag:
+    __pydantic_config__ = {"extra": "forbid"}  # for validate_file only
 
     names: tuple[str, ...]
     last: str | None = None  # last release that accepted it
@@ -115,10 +118,11 @@ class RetiredFlag(BaseModel):
     hint: str | None = None
 
 
-class CatalogFile(BaseModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CatalogFile:
     """The JSON document of one catalog file (full, or differences from ``base``)."""
+    __pydantic_config__ = {"extra": "forbid"}  # for validate_file only
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     generated: str | None = None  # who wrote the file (scripts/vllm_catalog.py for vLLM)
     engine: str
@@ -135,7 +139,7 @@ class CatalogFile(BaseModel):
         dropped = set(diff.drop)
         options = [changed.pop(o.key, o) for o in self.options if o.key not in dropped]
         options.extend(changed.values())
-        return CatalogFile.model_construct(
+        return CatalogFile(
             engine=self.engine, version=diff.version, source=diff.source, base=None, drop=(),
             options=tuple(options),
             retired=diff.retired if diff.retired is not None else self.retired,
@@ -327,9 +331,46 @@ class FlagCatalog:
         return self._index
 
 
+# Fields that the JSON gives as lists and the classes hold as tuples (everything else is taken
+# as the JSON gives it, exactly as pydantic's validation leaves it; see validate_file).
+_OPTION_TUPLES = ("names", "neg", "choices", "fields")
+
+
+def _option(data: dict[str, Any]) -> OptionSpec:
+    for name in _OPTION_TUPLES:
+        v = data.get(name)
+        if v is not None:
+            data[name] = tuple(v)
+    return OptionSpec(**data)
+
+
+def _retired(data: dict[str, Any]) -> RetiredFlag:
+    data["names"] = tuple(data["names"])
+    return RetiredFlag(**data)
+
+
+def load_file(data: dict[str, Any]) -> CatalogFile:
+    """A catalog document from its JSON, without validation (the shipped files are checked by
+    the tests with ``validate_file``)."""
+    data = dict(data)
+    data["drop"] = tuple(data.get("drop", ()))
+    data["options"] = tuple(_option(dict(o)) for o in data.get("options", ()))
+    if data.get("retired") is not None:
+        data["retired"] = tuple(_retired(dict(r)) for r in data["retired"])
+    return CatalogFile(**data)
+
+
+def validate_file(data: Any) -> CatalogFile:
+    """A catalog document validated by pydantic against the dataclasses above: unknown fields,
+    wrong types and bad literals are refused (raises pydantic's ValidationError)."""
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(CatalogFile).validate_python(data)
+
+
 def _read(name: str) -> CatalogFile:
     text = resources.files("mgpu_lint.catalog").joinpath("flags", name).read_text("utf-8")
-    return CatalogFile.model_validate(json.loads(text))
+    return load_file(json.loads(text))
 
 
 class VersionChoice(NamedTuple):
@@ -426,7 +467,7 @@ def vllm_retired(version: str) -> tuple[RetiredFlag, ...]:
             continue
         last = next((b for _, hi, _, b in reversed(spans) if hi < want), None)
         since = next((a for lo, _, a, _ in spans if lo > want), None)
-        out.append(RetiredFlag.model_construct(names=(name,), last=last, since=since, hint=hint))
+        out.append(RetiredFlag(names=(name,), last=last, since=since, hint=hint))
     return tuple(out)
 
 
@@ -434,7 +475,7 @@ def vllm_retired(version: str) -> tuple[RetiredFlag, ...]:
 def vllm_catalog(version: str = DEFAULT_VLLM_VERSION) -> FlagCatalog:
     """The catalog of one catalogued vLLM release (see ``choose_vllm_version``)."""
     doc = _vllm_doc(version)
-    return FlagCatalog(doc.model_copy(update={"retired": vllm_retired(version)}))
+    return FlagCatalog(replace(doc, retired=vllm_retired(version)))
 
 
 @cache

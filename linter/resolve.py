@@ -167,7 +167,7 @@ def _gguf_shape(path: str) -> tuple[ModelShape, Precision] | None:
     kv_heads = num("attention.head_count_kv") or heads
     label = h.file_type or "GGUF"
     try:
-        shape = knowledge.ModelShape(
+        shape = knowledge.validate_model(dict(
             id=str(h.metadata.get("general.name") or os.path.basename(path)),
             family=h.architecture or "custom", params=float(h.params), params_exact=h.params,
             layers=layers, hidden=hidden, heads=heads, kv_heads=kv_heads,
@@ -175,7 +175,7 @@ def _gguf_shape(path: str) -> tuple[ModelShape, Precision] | None:
             max_positions=num("context_length"), dtype=f"gguf {label}",
             weight_bits=h.bits_per_weight, experts=num("expert_count") or 0,
             experts_per_token=num("expert_used_count") or 0,
-            source=(f"GGUF header of {os.path.basename(path)}",))
+            source=(f"GGUF header of {os.path.basename(path)}",)))
     except (ValueError, ArithmeticError):
         return None
     from . import bounds

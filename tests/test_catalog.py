@@ -124,6 +124,57 @@ def test_lesson_reference_card() -> None:
     assert k.resolve_gpu("L4").pcie_gbs_per_direction == 31.5
 
 
+def _entries(name: str, key: str) -> list[dict[str, object]]:
+    from mgpu_lint.catalog.data import _read
+
+    return _read(name)[key]
+
+
+def test_builtin_entries_validate_and_load_the_same() -> None:
+    """The run-time loader reads models.json and gpus.json without validation; every entry must
+    pass pydantic's (types, bounds, unknown fields, consistency) and the loader must build
+    exactly the validated object (same values and types: 7 stays 7.0 where a float is meant)."""
+    from mgpu_lint.catalog import shapes
+
+    models = shapes._builtin_models()
+    assert len(models) == len(_entries("models.json", "models"))
+    for raw, loaded in zip(_entries("models.json", "models"), models):
+        validated = k.validate_model(raw)
+        assert loaded == validated and repr(loaded) == repr(validated), raw["id"]
+    gpus = shapes._builtin_gpus()
+    assert len(gpus) == len(_entries("gpus.json", "gpus"))
+    for raw, loaded in zip(_entries("gpus.json", "gpus"), gpus):
+        validated = k.validate_gpu(raw)
+        assert loaded == validated and repr(loaded) == repr(validated), raw["id"]
+
+
+@pytest.mark.parametrize(("fields", "error"), [
+    ({"params": 0}, "params: Input should be greater than 0"),
+    ({"sliding_layers": 3}, "sliding_layers exceeds layers"),
+    ({"sliding_layers": 1}, "sliding_layers needs sliding_window"),
+    ({"kv_lora_rank": 512}, "MLA needs both kv_lora_rank and qk_rope_head_dim"),
+    ({"heads": -1}, "heads: Input should be greater than 0"),
+    ({"layerz": 2}, "layerz: Extra inputs are not permitted"),
+    ({"rope_scaling": {"type": "yarn", "factor": 0}},
+     "rope_scaling.factor: Input should be greater than 0"),
+])
+def test_model_validation_refuses(fields: dict[str, object], error: str) -> None:
+    from mgpu_lint.catalog.data import _first_error
+
+    with pytest.raises(ValueError) as exc:
+        k.validate_model({"id": "x/y", "params": 1e9, "layers": 2, "hidden": 64, "heads": 4,
+                          **fields})
+    assert error in _first_error(exc.value)
+
+
+def test_gpu_validation_refuses() -> None:
+    with pytest.raises(ValueError):
+        k.validate_gpu({"id": "x", "memory_gb": 0, "bandwidth_tbs": 1})
+    with pytest.raises(ValueError):
+        k.validate_gpu({"id": "x", "memory_gb": 8, "bandwidth_tbs": 1, "nvlinkk": 1})
+    assert k.validate_gpu({"id": "x", "memory_gb": 8, "bandwidth_tbs": 1}).name == "x"
+
+
 def test_every_entry_has_a_source() -> None:
     for name in k.model_names():
         assert k.resolve_model(name).shape.source, name

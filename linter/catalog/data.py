@@ -9,9 +9,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,9 @@ def _frozen(extra: Mapping[str, Any] | None) -> str:
     return json.dumps(extra or {}, sort_keys=True, default=str)
 
 
-def _first_error(exc: ValidationError) -> str:
+def _first_error(exc: ValidationError | ValueError) -> str:
+    if not hasattr(exc, "errors"):
+        return str(exc)
     err = exc.errors()[0]
     where = ".".join(str(p) for p in err["loc"])
     return f"{where}: {err['msg']}" if where else err["msg"]

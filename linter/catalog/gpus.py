@@ -10,10 +10,8 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
-from pydantic import ValidationError
-
 from .data import CatalogError, _catalog, _first_error, _frozen
-from .shapes import GpuMatch, GpuSpec, _builtin_gpus
+from .shapes import GpuMatch, GpuSpec, _builtin_gpus, as_dict, validate_gpu
 
 _GPU_PREFIXES = ("nvidia", "tesla", "geforce", "amd", "instinct")
 
@@ -50,12 +48,12 @@ def _gpu_index(extra_json: str) -> dict[str, GpuSpec]:
             index.setdefault(_gpu_key(n), gpu)
     for name, fields in json.loads(extra_json).items():
         base = _lookup_gpu(index, name)
-        data = {**(base.model_dump() if base else {"id": name}), **fields}
+        data = {**(as_dict(base) if base else {"id": name}), **fields}
         if base and "pcie_gen" in fields and "pcie_gbs_per_direction" not in fields:
             data["pcie_gbs_per_direction"] = None
         try:
-            gpu = GpuSpec.model_validate(data)
-        except ValidationError as exc:
+            gpu = validate_gpu(data)
+        except ValueError as exc:  # pydantic's ValidationError
             raise CatalogError(f"GPU {name!r} in the configuration: {_first_error(exc)}") from None
         for n in (name, gpu.id, gpu.name, *gpu.aliases):
             index[_gpu_raw_key(n)] = index[_gpu_key(n)] = gpu

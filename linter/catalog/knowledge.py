@@ -32,7 +32,15 @@ from .precision import (
     quantization_bits,
     weight_precision,
 )
-from .shapes import GpuMatch, GpuSpec, ModelMatch, ModelShape, RopeScaling
+from .shapes import (
+    GpuMatch,
+    GpuSpec,
+    ModelMatch,
+    ModelShape,
+    RopeScaling,
+    validate_gpu,
+    validate_model,
+)
 
 __all__ = [
     "CONFIG_JSON_MAX_BYTES",
@@ -58,6 +66,8 @@ __all__ = [
     "resolve_model",
     "resolve_node_label",
     "validate_extra",
+    "validate_gpu",
+    "validate_model",
     "weight_precision",
 ]
 

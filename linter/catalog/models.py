@@ -11,15 +11,13 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from .data import CatalogError, _catalog, _first_error, _frozen
 from .precision import (
     Precision,
     dtype_bits,
     quantization_bits,
 )
-from .shapes import ModelMatch, ModelShape, _builtin_models
+from .shapes import ModelMatch, ModelShape, _builtin_models, as_dict, validate_model
 
 _GGUF_SHARD = re.compile(r"-\d{5}-of-\d{5}$", re.IGNORECASE)
 
@@ -123,10 +121,10 @@ def _model_index(extra_json: str) -> dict[str, ModelShape]:
     for name, fields in json.loads(extra_json).items():
         key = _model_key(name.rsplit("/", 1)[-1])
         base = index.get(key)
-        data = {**(base.model_dump() if base else {"id": name}), **fields}
+        data = {**(as_dict(base) if base else {"id": name}), **fields}
         try:
-            index[key] = ModelShape.model_validate(data)
-        except ValidationError as exc:
+            index[key] = validate_model(data)
+        except ValueError as exc:  # pydantic's ValidationError
             raise CatalogError(
                 f"model {name!r} in the configuration: {_first_error(exc)}") from None
     return index
@@ -205,7 +203,8 @@ def read_local_config(dir_path: str | Path) -> ModelShape | None:
         cfg = {**{k: v for k, v in cfg.items() if k != "text_config"}, **text}
     try:
         shape = _shape_from_config(cfg, Path(dir_path).name or str(dir_path))
-    except (ValidationError, TypeError, ValueError, KeyError, ArithmeticError, RecursionError):
+    except (TypeError, ValueError, KeyError, ArithmeticError, RecursionError):  # ValueError:
+        # pydantic's ValidationError too
         return None  # ArithmeticError: zero heads, 1e400, huge integers as floats
     # numbers no real checkpoint has would drive loops and allocations: the model is unknown
     return shape if bounds.shape_problem(shape) is None else None
@@ -243,7 +242,7 @@ def _shape_from_config(cfg: dict[str, Any], name: str) -> ModelShape:
         expert_weights = moe_layers * experts * 3 * hidden * inter
         other = max(params - expert_weights, 0)
         bits = (expert_weights * 4.25 + other * 16) / params
-    return ModelShape(
+    return validate_model(dict(
         id=name, family=str(cfg.get("model_type") or "custom"), params=params, layers=layers,
         hidden=hidden, intermediate=inter, heads=heads, kv_heads=kv_heads, head_dim=head_dim,
         vocab=cfg.get("vocab_size"), max_positions=cfg.get("max_position_embeddings"),
@@ -257,7 +256,7 @@ def _shape_from_config(cfg: dict[str, Any], name: str) -> ModelShape:
                         else None),
         note="read from config.json; params estimated from the shape",
         source=("local config.json",),
-    )
+    ))
 
 
 def _sliding(cfg: dict[str, Any], layers: int) -> tuple[int | None, int]:

@@ -1,69 +1,84 @@
 """What a catalog entry is: a model shape (``models.json``), a GPU (``gpus.json``), the
-result of a name look-up; validated by pydantic on first use and cached.
+result of a name look-up.
+
+Plain frozen dataclasses, read from the built-in JSON without validation on first use and cached
+(pydantic's import and schema building cost more than a one-file lint: issue 19).  Entries that
+come from outside the package (the configuration's models and GPUs, a local ``config.json``, a
+GGUF header) go through ``validate_model`` / ``validate_gpu``: pydantic, built lazily from these
+same classes (each field's ``metadata`` holds its bounds), with the same checks the models had.
+The tests validate every built-in entry that way and require the same result as the loader.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
+import typing
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
-
-from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .data import _catalog, _read
 from .precision import Precision, dtype_bits
 
 
-class RopeScaling(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+def _bound(default: Any = dataclasses.MISSING, description: str | None = None,
+           **limits: float) -> Any:
+    """A field with pydantic bounds (``gt``/``ge``) that only ``validate_*`` apply."""
+    meta: dict[str, Any] = dict(limits)
+    if description:
+        meta["description"] = description
+    return field(default=default, metadata=meta)
 
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RopeScaling:
     type: str
-    factor: float = Field(gt=0)
+    factor: float = _bound(gt=0)
     original_max_positions: int | None = None
 
 
-class ModelShape(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class ModelShape:
     """The shape of one model checkpoint, as far as memory and parallelism care."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     id: str
     family: str = "custom"
     aliases: tuple[str, ...] = ()
-    params: float = Field(gt=0, description="parameter count used for weight memory")
+    params: float = _bound(gt=0, description="parameter count used for weight memory")
     params_exact: int | None = None
     active_params: float | None = None
-    layers: int = Field(gt=0)
-    hidden: int = Field(gt=0)
-    intermediate: int | None = Field(default=None, description="FFN width (per expert for MoE)")
-    heads: int = Field(gt=0)
-    kv_heads: int = Field(gt=0)
-    head_dim: int = Field(gt=0)
+    layers: int = _bound(gt=0)
+    hidden: int = _bound(gt=0)
+    intermediate: int | None = _bound(default=None,
+                                      description="FFN width (per expert for MoE)")
+    heads: int = _bound(gt=0)
+    kv_heads: int = _bound(gt=0)
+    head_dim: int = _bound(gt=0)
     vocab: int | None = None
     max_positions: int | None = None
     rope_scaling: RopeScaling | None = None
-    dtype: str = Field(default="bfloat16", description="storage format of the checkpoint")
+    dtype: str = _bound(default="bfloat16", description="storage format of the checkpoint")
     quantization: str | None = None
-    weight_bits: float = Field(default=16.0, gt=0, description="average stored bits per weight")
-    experts: int = Field(default=0, ge=0)
-    experts_per_token: int = Field(default=0, ge=0)
-    shared_experts: int = Field(default=0, ge=0)
+    weight_bits: float = _bound(default=16.0, gt=0, description="average stored bits per weight")
+    experts: int = _bound(default=0, ge=0)
+    experts_per_token: int = _bound(default=0, ge=0)
+    shared_experts: int = _bound(default=0, ge=0)
     moe_layers: int | None = None
     kv_lora_rank: int | None = None
     qk_rope_head_dim: int | None = None
     sliding_window: int | None = None
-    sliding_layers: int = Field(default=0, ge=0)
+    sliding_layers: int = _bound(default=0, ge=0)
     lora_modules: dict[str, tuple[int, int]] | None = None
-    tie_embeddings: bool | None = Field(
+    tie_embeddings: bool | None = _bound(
         default=None, description="config.json tie_word_embeddings (lm_head is the embedding)")
-    vision_params: float | None = Field(
+    vision_params: float | None = _bound(
         default=None, ge=0, description="vision tower + projector params vLLM loads beside params")
     note: str | None = None
     source: tuple[str, ...] = ()
 
-    @model_validator(mode="before")
-    @classmethod
-    def _defaults(cls, data: Any) -> Any:
+    @staticmethod
+    def prepare(data: Any) -> Any:
+        """The defaults that depend on other fields, filled in before anything else."""
         if isinstance(data, dict):
             data = dict(data)
             if "kv_heads" not in data and "heads" in data:
@@ -74,15 +89,15 @@ class ModelShape(BaseModel):
                 data["weight_bits"] = dtype_bits(str(data["dtype"])) or 16.0
         return data
 
-    @model_validator(mode="after")
-    def _consistent(self) -> ModelShape:
+    def problem(self) -> str | None:
+        """What makes the shape inconsistent (validate_model refuses it), else None."""
         if self.sliding_layers > self.layers:
-            raise ValueError("sliding_layers exceeds layers")
+            return "sliding_layers exceeds layers"
         if self.sliding_layers and not self.sliding_window:
-            raise ValueError("sliding_layers needs sliding_window")
+            return "sliding_layers needs sliding_window"
         if (self.kv_lora_rank is None) != (self.qk_rope_head_dim is None):
-            raise ValueError("MLA needs both kv_lora_rank and qk_rope_head_dim")
-        return self
+            return "MLA needs both kv_lora_rank and qk_rope_head_dim"
+        return None
 
     def __hash__(self) -> int:
         return hash((self.id, self.params, self.layers, self.hidden))
@@ -101,27 +116,26 @@ class ModelShape(BaseModel):
         return self.kv_lora_rank is not None
 
 
-class GpuSpec(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class GpuSpec:
     """One GPU model: memory (vendor bytes), bandwidth, compute and links."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     id: str
     name: str = ""
     vendor: str = "unknown"
     architecture: str = "unknown"
     compute_capability: str | None = None
-    memory_gb: float = Field(gt=0, description="vendor GB (80 GB = 80e9 bytes)")
-    cuda_memory_gib: float | None = Field(
-        default=None, gt=0,
+    memory_gb: float = _bound(gt=0, description="vendor GB (80 GB = 80e9 bytes)")
+    cuda_memory_gib: float | None = _bound(default=None, gt=0,
         description="total memory as torch.cuda.mem_get_info reports it (GiB); what vLLM's "
                     "gpu_memory_utilization multiplies")
-    bandwidth_tbs: float = Field(gt=0, description="memory bandwidth, TB/s")
-    bf16_tflops: float | None = Field(default=None, description="dense BF16; null when unsourced")
+    bandwidth_tbs: float = _bound(gt=0, description="memory bandwidth, TB/s")
+    bf16_tflops: float | None = _bound(default=None, description="dense BF16; null when unsourced")
     form_factor: str = "unknown"
     nvlink_generation: str | None = None
     nvlink_gbs_per_direction: float | None = None
-    nvlink_bridge: bool = Field(default=False, description="PCIe card that NVLink bridges can pair")
+    nvlink_bridge: bool = _bound(
+        default=False, description="PCIe card that NVLink bridges can pair")
     bridge_gbs_per_direction: float | None = None
     pcie_gen: int | None = None
     pcie_gbs_per_direction: float | None = None
@@ -131,9 +145,9 @@ class GpuSpec(BaseModel):
     note: str | None = None
     source: tuple[str, ...] = ()
 
-    @model_validator(mode="before")
-    @classmethod
-    def _defaults(cls, data: Any) -> Any:
+    @staticmethod
+    def prepare(data: Any) -> Any:
+        """The defaults that depend on other fields, filled in before anything else."""
         if isinstance(data, dict):
             data = dict(data)
             data.setdefault("name", data.get("id", ""))
@@ -191,11 +205,103 @@ class GpuMatch:
     source: str
 
 
+# ---------------------------------------------------------------------------------------------
+# Loading: the built-in JSON as it is (checked by the tests), anything else through pydantic
+
+
+@cache
+def _conversions(cls: type) -> tuple[frozenset[str], frozenset[str]]:
+    """The fields of ``cls`` whose JSON form needs converting: floats (JSON integers become
+    floats, as pydantic makes them) and tuples (JSON lists)."""
+    floats, tuples = set(), set()
+    for f in dataclasses.fields(cls):
+        ann = str(f.type)
+        if ann.startswith("float"):
+            floats.add(f.name)
+        elif ann.startswith("tuple["):
+            tuples.add(f.name)
+    return frozenset(floats), frozenset(tuples)
+
+
+def _build(cls: type, data: dict[str, Any]) -> Any:
+    floats, tuples = _conversions(cls)
+    out = {}
+    for k, v in data.items():
+        if v is not None:
+            if k in floats and type(v) is int:
+                v = float(v)
+            elif k in tuples:
+                v = tuple(v)
+        out[k] = v
+    return cls(**out)
+
+
+def _load_model(data: dict[str, Any]) -> ModelShape:
+    data = ModelShape.prepare(data)
+    rope = data.get("rope_scaling")
+    if rope is not None:
+        data["rope_scaling"] = _build(RopeScaling, rope)
+    lora = data.get("lora_modules")
+    if lora is not None:
+        data["lora_modules"] = {k: tuple(v) for k, v in lora.items()}
+    return _build(ModelShape, data)
+
+
 @cache
 def _builtin_models() -> tuple[ModelShape, ...]:
-    return tuple(ModelShape.model_validate(m) for m in _read("models.json")["models"])
+    return tuple(_load_model(m) for m in _read("models.json")["models"])
 
 
 @cache
 def _builtin_gpus() -> tuple[GpuSpec, ...]:
-    return tuple(GpuSpec.model_validate(g) for g in _read("gpus.json")["gpus"])
+    return tuple(_build(GpuSpec, GpuSpec.prepare(g)) for g in _read("gpus.json")["gpus"])
+
+
+@cache
+def _schema(cls: type) -> Any:
+    """A pydantic model with the fields, types, defaults and bounds of the dataclass ``cls``
+    (unknown fields refused), and for ModelShape its consistency check."""
+    from pydantic import ConfigDict, Field, create_model, model_validator
+
+    hints = typing.get_type_hints(cls)
+    fields: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        ann = hints[f.name]
+        if f.name == "rope_scaling":
+            ann = _schema(RopeScaling) | None
+        default = ... if f.default is dataclasses.MISSING else f.default
+        fields[f.name] = (ann, Field(default, **f.metadata))
+    validators: dict[str, Any] = {}
+    if cls is ModelShape:
+        def _consistent(self: Any) -> Any:
+            problem = ModelShape.problem(self)  # only reads fields the schema has
+            if problem is not None:
+                raise ValueError(problem)
+            return self
+
+        validators["_consistent"] = model_validator(mode="after")(_consistent)
+    return create_model(f"{cls.__name__}Schema", __config__=ConfigDict(extra="forbid"),
+                        __validators__=validators, **fields)
+
+
+def _from_schema(cls: type, model: Any) -> Any:
+    values = {f.name: getattr(model, f.name) for f in dataclasses.fields(cls)}
+    if cls is ModelShape and values["rope_scaling"] is not None:
+        values["rope_scaling"] = RopeScaling(**values["rope_scaling"].model_dump())
+    return cls(**values)
+
+
+def validate_model(data: dict[str, Any]) -> ModelShape:
+    """A model shape from outside the package, validated (raises pydantic's ValidationError,
+    a ValueError)."""
+    return _from_schema(ModelShape, _schema(ModelShape).model_validate(ModelShape.prepare(data)))
+
+
+def validate_gpu(data: dict[str, Any]) -> GpuSpec:
+    """A GPU from outside the package, validated (raises pydantic's ValidationError)."""
+    return _from_schema(GpuSpec, _schema(GpuSpec).model_validate(GpuSpec.prepare(data)))
+
+
+def as_dict(entry: ModelShape | GpuSpec) -> dict[str, Any]:
+    """An entry's fields (nested RopeScaling as a dict), to merge configured fields into."""
+    return dataclasses.asdict(entry)

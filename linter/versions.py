@@ -4,10 +4,12 @@ entrypoints, rules keyed on the release a launch pins)."""
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _RELEASE = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:\.?(rc|dev|post)(\d*))?")
 
 
+@lru_cache(maxsize=1024)  # a few releases, asked about by every rule of every launch
 def version_key(version: str) -> tuple[int, ...]:
     """Sort key of a release string: ``0.8.5.post1`` → (0, 8, 5, 1); a pre-release sorts before
     its release (``0.9.0rc1`` → (0, 9, 0, -1)); () when it names no release."""

@@ -3,6 +3,7 @@ read by the GPU-count rules (MG101, MG110) and the start-up rules."""
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -11,6 +12,13 @@ if TYPE_CHECKING:
 
 # vllm/v1/executor/ray_utils.py PG_WAIT_TIMEOUT (1800 in every sampled release, 0.10.2-0.33.0)
 RAY_PG_WAIT_S = 1800
+
+
+@lru_cache(maxsize=8)
+def _mentions(text: str, *needles: str) -> bool:
+    """Whether ``text`` contains one of ``needles``: once per text, not once per launch (a
+    script's launches all search the whole script; 20,000 launches searched 24 GB)."""
+    return any(n in text for n in needles)
 
 
 def ray_backed(d: Deployment) -> bool:
@@ -23,7 +31,7 @@ def ray_backed(d: Deployment) -> bool:
         return True
     span = d.context.object_span
     text = d.source.text[span.start:span.end] if span is not None else d.source.text
-    return "ray start" in text or "multi-node-serving.sh" in text
+    return _mentions(text, "ray start", "multi-node-serving.sh")
 
 
 def local_ray(d: Deployment) -> bool:
@@ -38,5 +46,4 @@ def local_ray(d: Deployment) -> bool:
         return False
     span = d.context.object_span
     text = d.source.text[span.start:span.end] if span is not None else d.source.text
-    return "ray start" not in text and "multi-node-serving.sh" not in text \
-        and "RAY_ADDRESS" not in text
+    return not _mentions(text, "ray start", "multi-node-serving.sh", "RAY_ADDRESS")

@@ -105,3 +105,24 @@ def test_example_9_routing_numbers() -> None:
     assert (fixed(rr.mean_latency, 1), rr.max_latency) == ("601.3", 2450)
     assert lo.assigned == [[0, 7, 9, 10], [1, 2, 3, 8, 11], [4, 5, 6]]
     assert (fixed(lo.mean_latency, 1), lo.max_latency) == ("415.0", 950)
+
+
+def test_mg108_names_the_first_earlier_engine_that_passes_one(tmp_path, capsys) -> None:
+    """Each engine is reported with the first earlier engine on its GPU whose utilisation adds
+    up with its own past 1, whatever lower or equal ones sit between them."""
+    import json
+
+    utils = [0.5, 0.3, 0.5, 0.6, 0.45, 0.2, 0.55]
+    script = tmp_path / "run.sh"
+    script.write_text("#!/bin/sh\n" + "".join(
+        f"CUDA_VISIBLE_DEVICES=0 vllm serve meta-llama/Llama-3.1-8B-Instruct --port {8000 + i} "
+        f"--gpu-memory-utilization {u} &\n" for i, u in enumerate(utils)))
+    main(["--exit-zero", "--output-format", "json", "--select", "MG108", str(script)])
+    found = json.loads(capsys.readouterr().out)["findings"]
+    pairs = [tuple(f["data"]["utilization"]) for f in found]
+    want = []
+    for i, u in enumerate(utils):
+        first = next((p for p in utils[:i] if u + p > 1), None)
+        if first is not None:
+            want.append((u, first))
+    assert want and sorted(pairs) == sorted(want)

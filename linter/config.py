@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal, Mapping
 
+from .policy import MAX_FILE_BYTES
+
 if TYPE_CHECKING:
     from pydantic import ValidationError
 
@@ -52,7 +54,7 @@ class Settings:
     users: int = 32
     context: int = 8192
     target_version: str | None = None
-    max_file_size: int = 10 * 1024 * 1024
+    max_file_size: int = MAX_FILE_BYTES
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     extend_exclude: tuple[str, ...] = ()
     force_exclude: bool = False
@@ -81,7 +83,7 @@ def _schema() -> type:
         users: int = Field(default=32, ge=1)
         context: int = Field(default=8192, ge=1)
         target_version: str | None = Field(default=None, alias="target-version")
-        max_file_size: int = Field(default=10 * 1024 * 1024, ge=1, alias="max-file-size")
+        max_file_size: int = Field(default=MAX_FILE_BYTES, ge=1, alias="max-file-size")
         exclude: list[str] = Field(default_factory=lambda: list(DEFAULT_EXCLUDE))
         extend_exclude: list[str] = Field(default_factory=list, alias="extend-exclude")
         force_exclude: bool = Field(default=False, alias="force-exclude")

@@ -10,9 +10,10 @@ from typing import Callable, Iterator
 
 from . import safeio
 from .findings import Finding, Severity
+from .policy import MAX_FILE_BYTES
 from .source import SourceFile, Span
 
-MAX_BYTES = 10 * 1024 * 1024
+MAX_BYTES = MAX_FILE_BYTES
 SNIFF_BYTES = 4096  # how much of a suffix-less file is read to tell its kind
 GITIGNORE_MAX_BYTES = 1024 * 1024
 

@@ -15,6 +15,7 @@ from .discover import candidates, kind_by_name, read_source
 from .findings import Finding, Severity, internal_error
 from .launch import HpaInfo, Launch, ServiceInfo
 from .options import Options
+from .policy import MAX_FILE_BYTES
 from .prepass import may_matter
 from .source import SourceFile, Span
 from .sources import FileResult, extract
@@ -99,7 +100,7 @@ def read_files(paths: list[str], stdin_text: str | None = None,
     if command is not None:
         inputs.append((SourceFile("<command>", command, "command"), None, True))
     for path, kind, explicit in found if found is not None else discover_inputs(paths):
-        src, err = read_source(path, kind, max_bytes or 10 * 1024 * 1024)
+        src, err = read_source(path, kind, max_bytes or MAX_FILE_BYTES)
         inputs.append((src, err, explicit))
     if "-" in paths or stdin_text is not None:
         name = stdin_filename or "<stdin>"

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mgpu_lint.catalog import knowledge
 from mgpu_lint.deployment import Deployment
@@ -16,14 +16,12 @@ from mgpu_lint.facts.vllm_memory import (
     weights_verdict,
 )
 from mgpu_lint.findings import Finding, Related, Severity
+from mgpu_lint.policy import LORA_INFO_SHARE, LORA_WARN_SHARE
 from mgpu_lint.sizing import lora as lora_sizing
 from mgpu_lint.sizing.display import gb, percent, size
 
 from .registry import Rule, rule
 from .text import model_span, setting_related
-
-if TYPE_CHECKING:
-    pass
 
 # LoRAConfig fields (vLLM 0.30.0 vllm/config/lora.py): ignored unless --enable-lora builds it.
 LORA_CONFIG_KEYS = ("max_loras", "max_lora_rank", "max_cpu_loras", "lora_dtype",
@@ -31,9 +29,6 @@ LORA_CONFIG_KEYS = ("max_loras", "max_lora_rank", "max_cpu_loras", "lora_dtype",
                     "enable_tower_connector_lora", "specialize_active_lora",
                     "enable_mixed_moe_lora_format", "enable_moe_shared_loras")
 
-LORA_WARN_SHARE = 0.10  # MG306: a warning above 10% of the KV budget
-
-LORA_INFO_SHARE = 0.01  # MG306: below 1% (vLLM's default single rank-16 slot) not worth a note
 
 
 @rule("MG306", "lora-reservation", Severity.INFO,

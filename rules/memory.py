@@ -22,6 +22,7 @@ from mgpu_lint.facts.vllm_memory import (
     weights_verdict,
 )
 from mgpu_lint.findings import Finding, Related, Severity
+from mgpu_lint.policy import UTILIZATION_WARN
 from mgpu_lint.sizing import memory as mem
 from mgpu_lint.sizing import vllm_budget as vb
 from mgpu_lint.sizing.display import gb, gib, percent
@@ -33,7 +34,6 @@ from .text import cap_assumed, gpu_phrase, gpu_related, layout_related, model_sp
 if TYPE_CHECKING:
     pass
 
-UTILIZATION_WARN = 0.95
 
 
 @rule("MG301", "weights-exceed-memory", Severity.ERROR,
@@ -364,6 +364,15 @@ def max_model_len_exceeds_model(d: Deployment) -> Iterator[Finding]:
     )
 
 
+def _utilization_hint(d: Deployment) -> str:
+    """The hint names the default of the launch's own release (0.9 up to 0.19, 0.92 from
+    0.20 in the catalogued releases: EngineArgs.gpu_memory_utilization)."""
+    default = d.inv.default("gpu_memory_utilization")
+    tail = f" (vLLM {d.inv.version} defaults to {default:g})" \
+        if isinstance(default, (int, float)) else ""
+    return f"use at most {UTILIZATION_WARN:g}{tail}"
+
+
 @rule("MG305", "gpu-memory-utilization-range", Severity.ERROR,
       "--gpu-memory-utilization outside (0, 1) (1 on a CUDA GPU), or above 0.95",
       needs={VLLM_ARGS}, reads=("gpu_memory_utilization",))
@@ -412,7 +421,7 @@ def gpu_memory_utilization_range(d: Deployment) -> Iterator[Finding]:
                       "(\"Free memory on device … on startup is less than desired GPU memory "
                       "utilization\", vllm/v1/worker/utils.py request_memory): the CUDA context "
                       "and NCCL already hold part of the card when it measures",
-                      d.source, setting.span, hint="use at most 0.95 (the default is 0.92)",
+                      d.source, setting.span, hint=_utilization_hint(d),
                       data={"utilization": value})
         return
     if value <= UTILIZATION_WARN:
@@ -432,7 +441,7 @@ def gpu_memory_utilization_range(d: Deployment) -> Iterator[Finding]:
     yield gpu_memory_utilization_range.finding(
                   f"{flag} {value:g} leaves {percent(1 - value)} of each GPU{rest} for the CUDA "
                   f"context, NCCL buffers{graphs} and anything else on the card",
-                  d.source, setting.span, hint="use at most 0.95 (the default is 0.92)",
+                  d.source, setting.span, hint=_utilization_hint(d),
                   math=math_lines, data={"utilization": value}, severity=Severity.WARNING)
 
 

@@ -23,11 +23,11 @@ if TYPE_CHECKING:
     from mgpu_lint.source import Span
 
 from mgpu_lint.engines.adapter import VLLM_ARGS
+from mgpu_lint.policy import EPLB_GROUP
 
 from .registry import Rule, rule
 from .text import model_name
 
-EPLB_GROUP = 8  # DECISIONS: an EP group of 8 or more without EPLB gets MG404
 # An illustrative run: token copies per device with the two hot experts on device 0
 ILLUSTRATIVE_LOADS = [34, 8, 10, 12]
 

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from mgpu_lint.deployment import Deployment
 from mgpu_lint.engines.adapter import HTTP_API, LLAMA_ARGS, PARALLEL_LAYOUT
 from mgpu_lint.findings import Finding, Related, Severity
+from mgpu_lint.policy import SHM_MIN_BYTES
 from mgpu_lint.sizing.display import fixed
 from mgpu_lint.sizing.memory import weights_bytes
 from mgpu_lint.sizing.operations import (
@@ -118,7 +119,6 @@ def hpa_on_gpu_utilization(d: Deployment) -> Iterator[Finding]:
             )
 
 
-SHM_MIN_BYTES = 1 << 30  # DECISIONS: "large" means at least 1 GiB (or no size limit)
 
 
 @rule("MG701", "missing-shm", Severity.WARNING,

@@ -126,6 +126,11 @@ class Invocation:
     def catalog(self) -> FlagCatalog:
         return catalog_for(self.engine, self.version)
 
+    def default(self, key: str) -> Any:
+        """The engine's default for a setting in the launch's release (its flag catalog)."""
+        spec = self.catalog.by_key.get(key)
+        return spec.default if spec is not None else None
+
     def long_name(self, key: str) -> str:
         """The option's canonical long name in the launch's catalog (``--max-model-len``)."""
         spec = self.catalog.by_key.get(key)

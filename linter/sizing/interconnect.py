@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..policy import PCIE_WARN_SHARE
+
 
 def all_reduces_per_forward(layers: int) -> int:
     """Two all-reduces per layer and forward pass: after attention and after the MLP."""
@@ -96,7 +98,6 @@ def simulate_ring_all_reduce(values: list[list[int]]) -> RingAllReduce:
 REFERENCE_NVLINK_BYTES_PER_S = 450e9
 # MG201 is a warning when the PCIe all-reduce time of a decode step at batch 64 exceeds this
 # share of the per-GPU weight-read time (DECISIONS "Thresholds"; Ex. 5 compares the two).
-PCIE_WARN_SHARE = 0.25
 DECODE_BATCH = 64  # Ex. 5's busy decode step
 PREFILL_TOKENS = 4096  # Ex. 5's prefill
 # Ex. 5's assumed fixed cost of one ring step (a placeholder: it depends on GPUs, link, library)

@@ -1,0 +1,28 @@
+"""mgpu-lint's own thresholds, in one place: where a rule draws the line between silent, info,
+warning and error.  Each is a judgement (DECISIONS.md gives the product's answers), not an
+engine fact; engine facts (defaults, limits) come from the engine's catalog per release
+(``Invocation.default``) or cite the engine's source beside the code that uses them.
+"""
+
+from __future__ import annotations
+
+# Input limits (MG001): files larger than this are not read (configurable: max-file-size).
+MAX_FILE_BYTES = 10 * 1024 * 1024
+
+# MG305: --gpu-memory-utilization above this leaves too little of the card outside vLLM's pool.
+UTILIZATION_WARN = 0.95
+
+# MG306: LoRA buffers above this share of the KV budget are a warning; below the info share
+# (vLLM's default single rank-16 slot) they are not worth a note.
+LORA_WARN_SHARE = 0.10
+LORA_INFO_SHARE = 0.01
+
+# MG201: tensor parallel over PCIe is a warning when, at decode batch 64, the all-reduce time
+# exceeds this share of the weight-read time.
+PCIE_WARN_SHARE = 0.25
+
+# MG404 (DECISIONS): an expert-parallel group of this many GPUs or more without EPLB.
+EPLB_GROUP = 8
+
+# MG701 (DECISIONS): a "large" /dev/shm is at least 1 GiB (or has no size limit).
+SHM_MIN_BYTES = 1 << 30

@@ -82,8 +82,8 @@ def _compute(d: Deployment, max_model_len: int) -> LaunchMemory | None:
         if kvmem is None or kvmem <= 0:
             return None
     offload = inv.cpu_offload_gb.value
-    if isinstance(offload, (int, float)) and not 0 <= float(offload) < float("inf"):
-        return None  # --cpu-offload-gb inf/nan/negative: no budget to compute
+    if isinstance(offload, (int, float)) and not 0 <= float(offload) * GIB < float("inf"):
+        return None  # --cpu-offload-gb inf/nan/negative, or so large its bytes overflow (1e308)
     offload_bytes = int(float(offload) * GIB) if isinstance(offload, (int, float)) else 0
     seqs = _int(inv.max_num_seqs) if inv.max_num_seqs.value is not None else None
     tokens = _int(inv.max_num_batched_tokens) \

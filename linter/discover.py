@@ -110,15 +110,27 @@ def excluder(patterns: list[str] | tuple[str, ...], root: str) -> Callable[[str]
     slashed = [p.strip("/").removeprefix("./") for p in patterns if "/" in p.strip("/")]
     named = [p.strip("/") for p in patterns if "/" not in p.strip("/") and p.strip("/")]
     base = os.path.abspath(root)
+    # each list as one regex of fnmatch's own translations (what fnmatch.fnmatch matches on
+    # POSIX, where normcase is the identity): one match per path part instead of one fnmatch
+    # call per pattern per part, ~80 per file with the default excludes
+    named_re = _alternation(named)
+    slashed_re = _alternation([q for p in slashed for q in (p, p + "/*")])
 
     def excluded(path: str) -> bool:
         rel = os.path.relpath(os.path.abspath(path), base).replace(os.sep, "/")
-        parts = rel.split("/")
-        if any(fnmatch.fnmatch(part, p) for p in named for part in parts if part != ".."):
+        if named_re is not None and any(
+                named_re.match(os.path.normcase(part)) for part in rel.split("/") if part != ".."):
             return True
-        return any(fnmatch.fnmatch(rel, p) or fnmatch.fnmatch(rel, p + "/*") for p in slashed)
+        return slashed_re is not None and slashed_re.match(os.path.normcase(rel)) is not None
 
     return excluded
+
+
+def _alternation(globs: list[str]) -> re.Pattern[str] | None:
+    """One regex matching what any of ``globs`` matches (fnmatch.translate of each)."""
+    if not globs:
+        return None
+    return re.compile("|".join(f"(?:{fnmatch.translate(os.path.normcase(g))})" for g in globs))
 
 
 def _gitignore_patterns(directory: str) -> list[str]:

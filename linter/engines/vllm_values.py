@@ -16,11 +16,15 @@ from .catalog import OptionSpec
 from .invocation import NEGATIVE_NUMBER, classify
 
 
+_BLANK = re.compile(r"\s")  # \s in a str pattern is exactly str.isspace (Py_UNICODE_ISSPACE)
+
+
 def _looks_like_option(text: str) -> bool:
     """argparse's 'O' class: starts with '-', is not a negative number and has no blank."""
     if not text.startswith("-") or text == "-":
         return False
-    return classify(text) != NEGATIVE_NUMBER and not any(c.isspace() for c in text)
+    # the blank test first: a word with a blank (a whole `sh -c` script) is not parsed at all
+    return _BLANK.search(text) is None and classify(text) != NEGATIVE_NUMBER
 
 
 def _yaml_text(value: Any) -> str:

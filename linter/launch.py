@@ -15,14 +15,18 @@ from .source import SourceFile, Span, Word
 VLLM = "vllm"
 LLAMA_SERVER = "llama-server"
 RPC_SERVER = "rpc-server"
+SGLANG = "sglang"
 
-ENGINE_NAMES = {VLLM: "vLLM", LLAMA_SERVER: "llama-server", RPC_SERVER: "the llama.cpp RPC server"}
+ENGINE_NAMES = {VLLM: "vLLM", LLAMA_SERVER: "llama-server", RPC_SERVER: "the llama.cpp RPC server",
+                SGLANG: "SGLang"}
 
 # Entry points of an engine (how the command line starts)
 ENTRY_VLLM_SERVE = "vllm serve"  # `vllm serve MODEL …`
 ENTRY_VLLM_API_SERVER = "api_server"  # `python -m vllm.entrypoints.openai.api_server --model M …`
 ENTRY_LLAMA_SERVER = "llama-server"
 ENTRY_RPC_SERVER = "rpc-server"
+ENTRY_SGLANG_LAUNCH_SERVER = "sglang.launch_server"  # `python -m sglang.launch_server …`
+ENTRY_SGLANG_SERVE = "sglang serve"  # `sglang serve --model-path M …` (console script from 0.5)
 
 
 @dataclass(frozen=True, slots=True)

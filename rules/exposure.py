@@ -217,8 +217,9 @@ def api_without_key(d: Deployment) -> Iterator[Finding]:
             f"{reach.message}; "
             "no --api-key is set",
             reach.source, reach.span,
-            hint=f"set --api-key (or {env_names[0]} from a secret), or publish the port only "
-                 "behind an authenticating gateway",
+            hint=(f"set --api-key (or {env_names[0]} from a secret)" if env_names else
+                  "set --api-key (from a secret)") +
+            ", or publish the port only behind an authenticating gateway",
             related=(Related(d.source, d.program_span, "the server starts here"),),
         )
 

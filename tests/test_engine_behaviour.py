@@ -2,8 +2,8 @@
 the source that proves it, and the findings that must (and must not) follow.
 
 Each row was read in the engine's source (vLLM wheels 0.10.2, 0.15.1, 0.20.2, 0.25.1, 0.30.0,
-0.33.0; llama.cpp master).  ``expect`` maps a code to the severity it must have; ``absent``
-lists codes that must not appear (the engine stops earlier, or does not check this).  A row's
+0.33.0; llama.cpp master; SGLang wheels 0.4.10.post2 and 0.5.5).  ``expect`` maps a code to the
+severity it must have; ``absent`` lists codes that must not appear (the engine stops earlier, or does not check this).  A row's
 ``files`` put the launch into a file of that name (a Kubernetes manifest, a compose file);
 otherwise the command is linted with ``--command`` and ``release`` as ``--target-version``.
 Add a row for every engine fact a rule implements.
@@ -287,6 +287,40 @@ TABLE: list[Behaviour] = [
               'vllm/entrypoints/launchers/launcher.py setup_server (0.30.0)',
               {'MG606': 'warning'}, ('MG605',),
               files={"deploy.yaml": 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: llama\nspec:\n  selector:\n    matchLabels: {app: llama}\n  template:\n    metadata:\n      labels: {app: llama}\n    spec:\n      containers:\n        - name: server\n          image: vllm/vllm-openai:v0.30.0\n          args: ["meta-llama/Llama-3.1-8B-Instruct", "--host", "localhost"]\n          resources:\n            limits: {nvidia.com/gpu: 1}\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: llama\nspec:\n  type: LoadBalancer\n  selector: {app: llama}\n  ports:\n    - port: 80\n      targetPort: 8000\n'}),
+    # ------------------------------------------------------------ SGLang (plain argparse)
+    Behaviour("sglang-tp-prefix", f"python3 -m sglang.launch_server --model-path {LLAMA} --tp 8",
+              "starts with tp 8: argparse's allow_abbrev resolves --tp to --tp-size, the only "
+              "option with that prefix", "sglang/srt/server_args.py prepare_server_args "
+              "(argparse.ArgumentParser()) and ServerArgs.add_cli_args (0.4.10.post2, 0.5.5)",
+              {}, ("MG004", "MG013"), release=None),
+    Behaviour("sglang-pp-prefix", f"python3 -m sglang.launch_server --model-path {LLAMA} --pp 2",
+              "0.5.5 exits: ambiguous option: --pp could match --pp-size, "
+              "--pp-max-micro-batch-size; 0.4.10.post2 reads it as --pp-size",
+              "sglang/srt/server_args.py ServerArgs.add_cli_args (0.5.5 adds "
+              "--pp-max-micro-batch-size)", {"MG004": "warning"}, release=None),
+    Behaviour("sglang-underscore", f"python3 -m sglang.launch_server --model-path {LLAMA} "
+              "--tp_size 2", "exits: unrecognized arguments: --tp_size 2 (plain argparse: no "
+              "'_' to '-')", "sglang/srt/server_args.py prepare_server_args (0.4.10.post2, 0.5.5)",
+              {"MG004": "error"}, release=None),
+    Behaviour("sglang-no-model", "python3 -m sglang.launch_server --port 30000",
+              "exits: the following arguments are required: --model-path/--model",
+              "sglang/srt/server_args.py ServerArgs.add_cli_args (required=True)",
+              {"MG016": "error"}, release=None),
+    Behaviour("sglang-dp-attention", f"CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7 python3 -m "
+              f"sglang.launch_server --model-path {MOE} --tp 8 --dp 8 --enable-dp-attention",
+              "starts on 8 GPUs: dp attention splits the tp ranks (tp_size % dp_size == 0)",
+              "sglang/srt/managers/data_parallel_controller.py launch_dp_attention_schedulers "
+              "(0.5.5)", {}, ("MG101",), release=None),
+    Behaviour("sglang-default-loopback-behind-service", "deploy.yaml",
+              "binds ServerArgs.host 127.0.0.1: the Service reaches nothing",
+              "sglang/srt/server_args.py ServerArgs.host (0.4.10.post2, 0.5.5)",
+              {"MG606": "warning"}, ("MG605",), release=None,
+              files={"deploy.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: sgl\nspec:\n  selector:\n    matchLabels: {app: sgl}\n  template:\n    metadata:\n      labels: {app: sgl}\n    spec:\n      containers:\n        - name: server\n          image: lmsysorg/sglang:v0.5.5-cu126\n          command: [\"python3\", \"-m\", \"sglang.launch_server\"]\n          args: [\"--model-path\", \"meta-llama/Llama-3.1-8B-Instruct\"]\n          readinessProbe: {httpGet: {path: /health, port: 30000}}\n          resources:\n            limits: {nvidia.com/gpu: 1}\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: sgl\nspec:\n  type: ClusterIP\n  selector: {app: sgl}\n  ports:\n    - port: 80\n      targetPort: 30000\n"}),
+    Behaviour("sglang-host-all-loadbalancer", "deploy.yaml",
+              "binds every interface without an API key behind a LoadBalancer",
+              "sglang/srt/entrypoints/http_server.py launch_server (add_api_key_middleware only "
+              "with --api-key, 0.5.5)", {"MG605": "warning"}, ("MG606",), release=None,
+              files={"deploy.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: sgl\nspec:\n  selector:\n    matchLabels: {app: sgl}\n  template:\n    metadata:\n      labels: {app: sgl}\n    spec:\n      containers:\n        - name: server\n          image: lmsysorg/sglang:v0.5.5-cu126\n          command: [\"python3\", \"-m\", \"sglang.launch_server\"]\n          args: [\"--model-path\", \"meta-llama/Llama-3.1-8B-Instruct\", \"--host\", \"0.0.0.0\"]\n          readinessProbe: {httpGet: {path: /health, port: 30000}}\n          resources:\n            limits: {nvidia.com/gpu: 1}\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: sgl\nspec:\n  type: LoadBalancer\n  selector: {app: sgl}\n  ports:\n    - port: 80\n      targetPort: 30000\n"}),
     # ------------------------------------------------------------ GPUs a launch gets
     Behaviour("tp4-dp2-on-4-gpus", f"CUDA_VISIBLE_DEVICES=0,1,2,3 vllm serve {LLAMA} -tp 4 -dp 2",
               "the world-size check passes (4 <= 4); DP rank 1 is given devices [4, 8): Error "

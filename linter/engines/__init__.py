@@ -2,14 +2,14 @@
 rest of the linter may ask of each engine (``adapter.py``).
 
 ``ENGINES`` maps ``Launch.engine`` to its adapter; each engine's walker lives in its own module
-(vllm.py, llamacpp.py, rpc.py) and reads the flag catalogs (catalog.py).
+(vllm.py, llamacpp.py, rpc.py, sglang.py) and reads the flag catalogs (catalog.py).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import llamacpp, rpc, vllm
+from . import llamacpp, rpc, sglang, vllm
 from .adapter import Engine
 from .invocation import Invocation, ModelRef, OptionValue, Setting
 
@@ -22,7 +22,8 @@ if TYPE_CHECKING:
 __all__ = ["ENGINES", "Engine", "Invocation", "ModelRef", "OptionValue", "Setting",
            "parse_launch", "release_for"]
 
-ENGINES: dict[str, Engine] = {e.name: e for e in (vllm.ENGINE, llamacpp.ENGINE, rpc.ENGINE)}
+ENGINES: dict[str, Engine] = {e.name: e for e in (vllm.ENGINE, llamacpp.ENGINE, rpc.ENGINE,
+                                                  sglang.ENGINE)}
 
 
 def release_for(launch: Launch, target_version: str | None) -> tuple[str | None, str]:

@@ -19,10 +19,13 @@ from ..findings import Finding, Severity
 from ..launch import (
     ENTRY_LLAMA_SERVER,
     ENTRY_RPC_SERVER,
+    ENTRY_SGLANG_LAUNCH_SERVER,
+    ENTRY_SGLANG_SERVE,
     ENTRY_VLLM_API_SERVER,
     ENTRY_VLLM_SERVE,
     LLAMA_SERVER,
     RPC_SERVER,
+    SGLANG,
     VLLM,
     Context,
     EnvVar,
@@ -258,6 +261,13 @@ def find_launches(words: list[Word], scope: Scope) -> Found:
         return _eval(words, scope)
     if name in ("docker", "podman", "nerdctl") and len(words) > 1 and words[1].text == "run":
         return _docker_run(words, scope)
+    if name == "sglang":
+        # the `sglang` console script (sglang.cli.main:main, entry_points.txt of the 0.5.5
+        # wheel; 0.4.10.post2 has none): `serve` hands the rest to prepare_server_args
+        if len(words) > 1 and words[1].text == "serve":
+            found.launches.append(_make(scope, SGLANG, ENTRY_SGLANG_SERVE, program, words[2:],
+                                        prefix=(words[1],)))
+        return found
     if name == "vllm":
         if len(words) > 1 and words[1].text == "serve":
             found.launches.append(_make(scope, VLLM, ENTRY_VLLM_SERVE, program, words[2:],
@@ -271,6 +281,10 @@ def find_launches(words: list[Word], scope: Scope) -> Found:
             module = words[j + 1].text
             if module == _API_SERVER_MODULE:
                 found.launches.append(_make(scope, VLLM, ENTRY_VLLM_API_SERVER, program,
+                                            words[j + 2:], prefix=tuple(words[1:j + 2])))
+            elif module == "sglang.launch_server":
+                # sglang/launch_server.py: prepare_server_args(sys.argv[1:]) (0.4.10.post2, 0.5.5)
+                found.launches.append(_make(scope, SGLANG, ENTRY_SGLANG_LAUNCH_SERVER, program,
                                             words[j + 2:], prefix=tuple(words[1:j + 2])))
             elif module in ("vllm", "vllm.entrypoints.cli.main") and j + 2 < len(words) and \
                     words[j + 2].text == "serve":

@@ -1,0 +1,411 @@
+"""`python -m sglang.launch_server` / `sglang serve` argument walker.
+
+SGLang parses its command line with a plain ``argparse.ArgumentParser()`` (``prepare_server_args``
+in sglang/srt/server_args.py, 0.4.10.post2 and 0.5.5) to which ``ServerArgs.add_cli_args`` adds
+every option; this walker follows CPython's argparse (3.10-3.12, ``_parse_optional``,
+``_get_option_tuples``, ``consume_optional``):
+
+- exact spellings only: no ``_`` → ``-`` normalisation (``--tp_size`` is unrecognized);
+- ``--flag=value``; ``allow_abbrev`` is on, so an unambiguous prefix of a long option is that
+  option — ``--tp 8`` is ``--tp-size 8`` and ``--dp 2`` is ``--dp-size 2`` (neither is declared;
+  SGLang's own documentation writes them), while a prefix that several options share fails
+  ("ambiguous option: --pp could match --pp-max-micro-batch-size, --pp-size" in 0.5.5);
+- ``store_true`` flags take no value (``--flag=x``: "ignored explicit argument");
+- ``nargs`` '?', '+', '*' take the following words that do not look like options;
+- no positional arguments: any other word is "unrecognized arguments";
+- ``--model-path`` (alias ``--model``) is required.
+
+Nothing in a launch says which SGLang release runs (image tags and pip pins are read for vLLM
+only), so each verdict is checked against every catalogued release: what all of them reject is
+an error, what only some reject is a warning that names the releases.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..findings import Finding, Severity
+from ..launch import ENTRY_SGLANG_SERVE, SGLANG, Launch
+from ..source import Span, Word
+from .adapter import HTTP_API, Bind, Engine
+from .catalog import SGLANG_VERSIONS, FlagCatalog, Match, OptionSpec, sglang_catalog
+from .invocation import Builder, Invocation, ModelRef, OptionValue
+
+MODEL_KEY = "model_path"  # dest of --model-path/--model (ServerArgs.add_cli_args)
+
+
+def _is_negative_number(text: str) -> bool:
+    # argparse's _negative_number_matcher: '^-\d+$|^-\d*\.\d+$'
+    body = text[1:]
+    if body.isdigit():
+        return True
+    head, dot, tail = body.partition(".")
+    return bool(dot) and tail.isdigit() and (head == "" or head.isdigit())
+
+
+def _resolve(catalog: FlagCatalog, text: str) -> tuple[str, Any]:
+    """How argparse's ``_parse_optional`` reads one word against a release's options.
+
+    ("positional", None), ("option", (Match, explicit value or None)), ("ambiguous", [spellings])
+    or ("unknown", None) (an option-looking word no option matches)."""
+    if not text or text[0] != "-":
+        return "positional", None
+    match = catalog.lookup(text)
+    if match is not None:
+        return "option", (match, None)
+    if len(text) == 1:
+        return "positional", None
+    if "=" in text:
+        head, _, value = text.partition("=")
+        match = catalog.lookup(head)
+        if match is not None:
+            return "option", (match, value)
+    # _get_option_tuples: prefixes of long options (and of `-x` options for a single dash)
+    if text.startswith("--"):
+        prefix, sep, value = text.partition("=")
+        found = [(m, value if sep else None) for m in catalog.prefixed(prefix)]
+    else:
+        prefix, sep, value = text.partition("=")
+        short, short_value = text[:2], text[2:]
+        found = []
+        for m in catalog.prefixed("-"):
+            if m.spelling.startswith("--"):
+                continue
+            if m.spelling == short:
+                found.append((m, short_value))
+            elif m.spelling.startswith(prefix):
+                found.append((m, value if sep else None))
+    # several spellings of one option are one option (a miss, never a false "ambiguous")
+    keys = {m.option.key for m, _ in found}
+    if len(keys) > 1:
+        return "ambiguous", sorted({m.spelling for m, _ in found})
+    if found:
+        return "option", found[0]
+    if _is_negative_number(text) or " " in text:
+        return "positional", None
+    return "unknown", None
+
+
+def _looks_like_option(catalog: FlagCatalog, text: str) -> bool:
+    """argparse marks a word 'O' (cannot be a value) unless ``_parse_optional`` says
+    positional; '--' ends the options."""
+    return text == "--" or _resolve(catalog, text)[0] != "positional"
+
+
+class _Walker:
+    def __init__(self, launch: Launch, b: Builder, catalog: FlagCatalog) -> None:
+        self.launch = launch
+        self.b = b
+        self.catalog = catalog
+        self.others = [sglang_catalog(v) for v in SGLANG_VERSIONS if v != catalog.version]
+        # an unquoted expansion to nothing is no argument at all (the shell drops it)
+        self.words = tuple(w for w in launch.args if w.text or w.quoted or launch.list_form)
+        self.positional: list[Word] = []
+
+    # ------------------------------------------------------------------ releases
+    def _accepted_by(self, text: str) -> list[str]:
+        """The other catalogued releases that read ``text`` as an option."""
+        return [c.version for c in self.others if _resolve(c, text)[0] == "option"]
+
+    def _severity(self, others: list[str]) -> tuple[Severity, str]:
+        if not others:
+            return Severity.ERROR, ""
+        return Severity.WARNING, (
+            f" (SGLang {', '.join(others)} accepts it; nothing in the launch says which "
+            "release runs)")
+
+    # ------------------------------------------------------------------ walking
+    def walk(self) -> None:
+        words = self.words
+        i = 0
+        while i < len(words):
+            word = words[i]
+            text = word.text
+            if text == "--":
+                self.positional.extend(words[i + 1:])
+                break
+            if word.may_split and not text.startswith("-"):
+                i += 1  # `$ARGS`: what it holds is unknown
+                continue
+            kind, info = _resolve(self.catalog, text)
+            if kind == "positional":
+                if text.startswith("-") and " " in text and self._glued(word):
+                    i += 1
+                    continue
+                self.positional.append(word)
+                i += 1
+            elif kind == "ambiguous":
+                i = self._ambiguous(i, info)
+            elif kind == "unknown":
+                i = self._unknown_flag(i)
+            else:
+                match, explicit = info
+                i = self._option(i, match, explicit)
+        for word in self.positional:
+            if word.unresolved:
+                continue
+            self._positional(word)
+
+    def _glued(self, word: Word) -> bool:
+        head, _, rest = word.text.partition(" ")
+        kind, info = _resolve(self.catalog, head)
+        if kind != "option":
+            return False
+        self.b.report(
+            "MG014", Severity.ERROR,
+            f"`{word.text}` is one argument: SGLang receives the flag and its value as a "
+            "single word and rejects it (argparse: unrecognized arguments)",
+            word.span,
+            hint=f'split it into two list items: "{head}", "{rest.strip()}"'
+            if self.launch.list_form else f"unquote it: {head} {rest.strip()}",
+        )
+        self._stated(info[0].option, head, word.span, known=False)
+        return True
+
+    def _positional(self, word: Word) -> None:
+        serve = self.launch.entry == ENTRY_SGLANG_SERVE
+        first = self.words and word is self.words[0]
+        if serve and first:
+            # sglang/cli/serve.py _normalize_positional_model_path (0.5.23) takes a first
+            # positional word as --model-path; 0.5.5 (sglang/cli/utils.py get_model_path)
+            # does not
+            self.b.report(
+                "MG016", Severity.WARNING,
+                f"`{word.text}` is given as a positional model: `sglang serve` of SGLang 0.5.5 "
+                "reads the model only from --model-path and stops with \"Error: --model-path "
+                "is required\" (later releases take a first positional word as the model)",
+                word.span, hint=f"write --model-path {word.text}",
+            )
+            return
+        self.b.report(
+            "MG004", Severity.ERROR,
+            f"unexpected argument `{word.text}`: SGLang takes no positional arguments and "
+            "exits (argparse: unrecognized arguments)",
+            word.span,
+            hint=f"write --model-path {word.text}" if first else
+            "remove it, or give it to the flag it belongs to",
+        )
+
+    def _ambiguous(self, i: int, names: list[str]) -> int:
+        word = self.words[i]
+        written = word.text.partition("=")[0]
+        others = self._accepted_by(word.text)
+        severity, why = self._severity(others)
+        self.b.report(
+            "MG004", severity,
+            f"ambiguous option {written}: SGLang {self.catalog.version} (argparse) rejects it "
+            f"because it could match {', '.join(names)}{why}",
+            word.sub(0, len(written)), hint="write the full flag name",
+        )
+        return self._skip_values(i + 1) if "=" not in word.text else i + 1
+
+    def _unknown_flag(self, i: int) -> int:
+        word = self.words[i]
+        if word.unresolved:
+            return i + 1
+        written = word.text.partition("=")[0]
+        others = self._accepted_by(word.text)
+        severity, why = self._severity(others)
+        suggestion = None if others else self.catalog.suggest(written)
+        if not others:
+            message = (f"unknown flag {written}: SGLang {self.catalog.version} exits "
+                       "(unrecognized arguments)" +
+                       (f"; did you mean {suggestion}?" if suggestion else ""))
+        else:
+            message = (f"{written} is not a flag of SGLang {self.catalog.version}, which exits "
+                       f"(unrecognized arguments){why}")
+        self.b.report("MG004", severity, message, word.sub(0, len(written)),
+                      hint=None if suggestion or others else
+                      "run `python -m sglang.launch_server --help` for the flag list")
+        meant = self.catalog.lookup(suggestion) if suggestion else None
+        if meant is not None:
+            # argparse exits after parsing: the option meant is not its default either
+            self._stated(meant.option, written, word.sub(0, len(written)), known=False)
+        # the value an unknown flag may have had is not a second problem
+        return self._skip_values(i + 1) if "=" not in word.text else i + 1
+
+    def _skip_values(self, i: int, limit: int | None = 1) -> int:
+        n = 0
+        while i < len(self.words) and (limit is None or n < limit) and \
+                not _looks_like_option(self.catalog, self.words[i].text):
+            i += 1
+            n += 1
+        return i
+
+    def _option(self, i: int, match: Match, explicit: str | None) -> int:
+        word = self.words[i]
+        spec = match.option
+        text = word.text
+        written = text if explicit is None else text[:len(text) - len(explicit) - 1]
+        flag_span = word.sub(0, len(written))
+        if word.unresolved and self.b.unresolved_in(word, flag_span):
+            return self._skip_values(i + 1)
+        if spec.type == "help":
+            return i + 1
+        if not spec.takes_value:
+            if explicit is not None:
+                self.b.report(
+                    "MG006", Severity.ERROR,
+                    f"{written} takes no value: SGLang fails with \"argument {match.spelling}: "
+                    f"ignored explicit argument '{explicit}'\"",
+                    word.sub(len(written) + 1), hint=f"write {written} alone",
+                )
+                self._stated(spec, written, flag_span, known=False)
+                return i + 1
+            self.b.add(OptionValue(key=spec.key, spelling=written, flag_span=flag_span,
+                                   value=True))
+            return i + 1
+        if explicit is not None:
+            start = len(text) - len(explicit)
+            items = [(word, start)]
+            self._set(spec, written, flag_span, items)
+            return i + 1
+        j = i + 1
+        items = []
+        limit = 1 if spec.nargs in (1, "?") else None
+        while j < len(self.words) and (limit is None or len(items) < limit) and \
+                not _looks_like_option(self.catalog, self.words[j].text):
+            items.append((self.words[j], 0))
+            j += 1
+        if not items:
+            if spec.nargs == "?":
+                self.b.add(OptionValue(key=spec.key, spelling=written, flag_span=flag_span,
+                                       value=spec.const))
+                return j
+            if spec.nargs == "*":
+                self.b.add(OptionValue(key=spec.key, spelling=written, flag_span=flag_span,
+                                       value=[]))
+                return j
+            what = "expected at least one argument" if spec.nargs == "+" else \
+                "expected one argument"
+            self.b.report(
+                "MG005", Severity.ERROR,
+                f"{written} needs a value: SGLang fails with \"argument "
+                f"{'/'.join(spec.names)}: {what}\"",
+                flag_span, hint=f"write {written} VALUE",
+            )
+            self._stated(spec, written, flag_span, known=False)
+            return j
+        self._set(spec, written, flag_span, items)
+        return j
+
+    def _set(self, spec: OptionSpec, written: str, flag_span: Span,
+             items: list[tuple[Word, int]]) -> None:
+        first, last = items[0], items[-1]
+        value_span = Span(first[0].sub(first[1]).start, last[0].span.end)
+        raws = [w.text[s:] for w, s in items]
+        raw = " ".join(raws)
+        values: list[Any] = []
+        for (w, s), text in zip(items, raws):
+            span = w.sub(s)
+            refs = self.b.unresolved_in(w, span)
+            if refs:
+                self.b.report_unresolved(spec, refs)
+                self._stated(spec, written, flag_span, known=False, value_span=value_span,
+                             raw=raw)
+                return
+            value, error = _convert(spec, text)
+            if error is not None:
+                self.b.report(
+                    "MG006", Severity.ERROR,
+                    f"invalid value for {written}: {error}; SGLang exits (argparse)", span)
+                self._stated(spec, written, flag_span, known=False, value_span=value_span,
+                             raw=raw)
+                return
+            values.append(value)
+        many = spec.nargs in ("+", "*")
+        self.b.add(OptionValue(key=spec.key, spelling=written, flag_span=flag_span,
+                               value_span=value_span, raw=raw,
+                               value=values if many else values[0]))
+
+    def _stated(self, spec: OptionSpec, written: str, flag_span: Span, *, known: bool,
+                value_span: Span | None = None, raw: str | None = None) -> None:
+        self.b.add(OptionValue(key=spec.key, spelling=written, flag_span=flag_span,
+                               value_span=value_span, raw=raw, known=known))
+
+    # ------------------------------------------------------------------ the model
+    def model(self) -> ModelRef | None:
+        occs = [o for o in self.b.argv if o.key == MODEL_KEY]
+        if not occs:
+            if not any(f.code in ("MG004", "MG014", "MG016") for f in self.b.findings) and \
+                    not any(w.may_split or w.unresolved for w in self.words):
+                self.b.report(
+                    "MG016", Severity.ERROR,
+                    "no model: SGLang requires --model-path and exits (\"the following "
+                    "arguments are required: --model-path/--model\")",
+                    self.launch.program.span, hint="add --model-path MODEL",
+                )
+            return None
+        win = occs[-1]
+        if self.launch.entry == ENTRY_SGLANG_SERVE and win.known and \
+                win.spelling != "--model-path":
+            # sglang/cli/utils.py get_model_path (0.5.5) looks for the exact words
+            # `--model-path X` / `--model-path=X` before argparse runs; 0.5.23
+            # (try_get_model_path) also takes `--model`
+            self.b.report(
+                "MG016", Severity.WARNING,
+                f"`sglang serve` of SGLang 0.5.5 finds the model only as --model-path spelled "
+                f"out: with {win.spelling} it stops with \"Error: --model-path is required\" "
+                "(later releases also take --model)",
+                win.flag_span, hint="write --model-path",
+            )
+        return ModelRef(value=win.value if win.known else None, span=win.span,
+                        origin=win.spelling, known=win.known)
+
+
+def _convert(spec: OptionSpec, raw: str) -> tuple[Any, str | None]:
+    """argparse's ``type=`` call and ``choices`` test (``_get_value``, ``_check_value``)."""
+    value: Any = raw
+    if spec.type == "int":
+        try:
+            value = int(raw)  # argparse calls int() itself: "+8", " 8", "1_0" are accepted
+        except ValueError:
+            return None, f"invalid int value: '{raw}'"
+    elif spec.type == "float":
+        try:
+            value = float(raw)
+        except ValueError:
+            return None, f"invalid float value: '{raw}'"
+    if spec.choices is not None and value not in spec.choices:
+        shown = ", ".join(repr(c) for c in spec.choices)
+        return None, f"invalid choice: '{raw}' (choose from {shown})"
+    return value, None
+
+
+def parse_sglang(launch: Launch, version: str | None,
+                 needed: Mapping[str, tuple[str, ...]]) -> tuple[Invocation, list[Finding]]:
+    """``version`` (vLLM's target-version) and the launch's pin are vLLM facts: not used."""
+    catalog = sglang_catalog()
+    b = Builder(launch, catalog, catalog.version, dict(needed))
+    walker = _Walker(launch, b, catalog)
+    walker.walk()
+    model = walker.model()
+    b.duplicates(b.argv, describe=lambda o: o.spelling if o.raw is None else
+                 f"{o.spelling} {o.raw}")
+    return b.build(SGLANG, launch.entry, model), b.findings
+
+
+def _default_bind(d: object) -> Bind:
+    # ServerArgs.host = "127.0.0.1" (sglang/srt/server_args.py, 0.4.10.post2 and 0.5.5),
+    # passed to uvicorn by launch_server (sglang/srt/entrypoints/http_server.py)
+    return Bind("127.0.0.1", "SGLang's default")
+
+
+ENGINE = Engine(
+    name=SGLANG, display="SGLang", label="SGLang",
+    # PARALLEL_LAYOUT is not claimed: SGLang's sizes do not follow vLLM's arithmetic. With
+    # --enable-dp-attention the dp ranks live inside tp (tp_size % dp_size == 0, the GPUs are
+    # tp × pp); without it dp_size > 1 starts dp copies of tp × pp; across nodes tp is split
+    # by nnodes / pp (sglang/srt/managers/data_parallel_controller.py
+    # launch_tensor_parallel_group, sglang/srt/entrypoints/engine.py _launch_subprocesses,
+    # 0.5.5), and multi-node dp without dp attention is refused (server_args.py
+    # check_server_args).  A layout of its own is needed before the layout rules run on it.
+    capabilities=frozenset({HTTP_API}),
+    parse=parse_sglang, catalog=sglang_catalog,
+    default_port=30000,  # ServerArgs.port (sglang/srt/server_args.py, 0.4.10.post2, 0.5.5)
+    host_flag="--host", default_bind=_default_bind,
+    # --api-key only: http_server.py adds add_api_key_middleware when server_args.api_key is
+    # set; no environment variable sets it (0.5.5)
+    hub_model_ref=True,
+)

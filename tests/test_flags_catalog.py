@@ -143,7 +143,7 @@ def test_shipped_file_validates_and_loads_the_same(name: str) -> None:
     {"engine": "x", "version": "1", "source": "t",
      "options": [{"key": "a", "names": ["-a"], "type": "integer"}]},
     {"engine": "x", "version": "1", "source": "t",
-     "options": [{"key": "a", "names": ["-a"], "nargs": "*"}]},
+     "options": [{"key": "a", "names": ["-a"], "nargs": "*+"}]},
     {"engine": "x", "version": "1", "source": "t",
      "options": [{"key": "a", "names": ["-a"], "typo": True}]},
     {"engine": "x", "version": "1", "source": "t", "retired": [{"names": ["-a"], "lst": "1"}]},

@@ -335,6 +335,11 @@ class Word:
         unquoted ``$ARGS`` whose value is unknown, ``${X:+…}``, ``"$@"``)."""
         return any(v.split for v in self.unresolved)
 
+    @property
+    def may_set_anything(self) -> bool:
+        """An unknown expansion that may hold any option (``$ARGS``): the launch is open."""
+        return any(v.split and v.option is None for v in self.unresolved)
+
     def sub(self, i: int, j: int | None = None) -> Span:
         return self.cmap.span(i, len(self.text) if j is None else j)
 
@@ -345,11 +350,14 @@ class VarRef:
 
     ``split`` is True when the shell may turn it into no word or several (field splitting of an
     unquoted expansion, ``${X:+words}``, ``"$@"``): such a word is never a positional model and
-    never one glued argument."""
+    never one glued argument.  ``option`` names the one option such words can only set (a
+    reader that knows the key but not the words, e.g. a RayService ``engine_kwargs`` entry);
+    None when they may set any."""
 
     name: str
     span: Span
     split: bool = False
+    option: str | None = None
 
 
 @dataclass(eq=False)

@@ -110,6 +110,9 @@ class Invocation:
     version: str  # the catalog release the flags were checked against
     model: ModelRef | None = None
     occurrences: tuple[OptionValue, ...] = ()
+    # an unexpanded word that may hold options (`$ARGS` from a secret): a setting the launch
+    # does not state may be set there, so its default is not known (no finding rests on it)
+    open_span: Span | None = None
 
     # derived, not part of equality: the occurrences of each key, and each Setting once computed
     _index: dict[str, tuple[OptionValue, ...]] = field(init=False, repr=False, compare=False)
@@ -158,6 +161,8 @@ class Invocation:
         occs = self._index.get(key, ())
         spec = catalog_for(self.engine, self.version).by_key.get(key)
         if not occs:
+            if self.open_span is not None:
+                return Setting(key, None, False, False)
             default = spec.default if spec is not None else None
             return Setting(key, default, False, True)
         if spec is not None and spec.accumulates:
@@ -375,6 +380,7 @@ class Builder:
         self.before: list[OptionValue] = []  # env / config file: applied before argv
         self.argv: list[OptionValue] = []
         self.findings: list[Finding] = []
+        self.open_span: Span | None = None  # see Invocation.open_span
 
     def report(self, code: str, severity: Severity, message: str, span: Span, *,
                hint: str | None = None, related: tuple[Related, ...] = (),
@@ -444,7 +450,7 @@ class Builder:
 
     def build(self, engine: str, entry: str, model: ModelRef | None) -> Invocation:
         return Invocation(engine=engine, entry=entry, version=self.version, model=model,
-                          occurrences=tuple(self.before + self.argv))
+                          occurrences=tuple(self.before + self.argv), open_span=self.open_span)
 
 
 def _times(n: int) -> str:

@@ -303,6 +303,8 @@ def _not_an_option(b: Builder, catalog: FlagCatalog, words: tuple[Word, ...], i:
     word = words[i]
     text = word.text
     if word.unresolved and text.startswith("$"):
+        if word.may_set_anything:
+            b.open_span = b.open_span or word.span
         return i + 1  # an unexpanded $ARGS: what it holds is not known
     head, sep, rest = text.partition(" ") if " " in text else text.partition("=")
     head_match = catalog.lookup(_lookup_spelling(head)) if sep else None

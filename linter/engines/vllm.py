@@ -155,6 +155,8 @@ class _Walker(ModelMixin, ConfigMixin):
                 continue
             if word.may_split and not text.startswith("-"):
                 self.unknown_words = self.unknown_words or word
+                if word.may_set_anything:
+                    self.b.open_span = self.b.open_span or word.span
                 i += 1
                 continue
             if text.startswith("-O") and self._o_is_preprocessed():

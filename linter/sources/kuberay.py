@@ -84,12 +84,13 @@ def _unknown_value(node: Any, doc: Doc, name: str) -> Word:
                 False, (VarRef(name, span),))
 
 
-def _marker(node: Any, doc: Doc, name: str) -> Word:
-    """Words the engine gets that the linter does not spell out (none, one or several)."""
+def _marker(node: Any, doc: Doc, name: str, option: str | None = None) -> Word:
+    """Words the engine gets that the linter does not spell out (none, one or several), all
+    of them about ``option`` when it is given."""
     span = doc.span(node)
     text = "$" + name
     return Word(text, CharMap.table([span.start] * len(text), [span.end] * len(text), span.end),
-                False, (VarRef(name, span, split=True),))
+                False, (VarRef(name, span, split=True, option=option),))
 
 
 @lru_cache(maxsize=1)
@@ -244,7 +245,7 @@ def _llm_config(inner: Doc, llm: Any, base: Context, worker: Context, env: dict[
                 # `false`, a boolean for an option with a value, or a string for a bare flag
                 # (Python truth decides): the engine gets it from Python, not as a
                 # command-line word; which words it equals is not guessed
-                args.append(_marker(value, inner, f"engine_kwargs.{key}"))
+                args.append(_marker(value, inner, f"engine_kwargs.{key}", key))
             else:
                 args.append(_flag_word(flag, key_node, inner.word(value), inner))
         else:

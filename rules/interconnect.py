@@ -254,6 +254,8 @@ def pipeline_bubble(d: Deployment) -> Iterator[Finding]:
     if seqs.given and not seqs.known:
         return
     limit = seqs.value if seqs.given and isinstance(seqs.value, int) else None
+    if limit is not None and limit < 1:
+        return  # no sequence count at all: nothing to say about stages waiting for one
     m = min(users, limit) if limit is not None else users
     if m >= p:
         return

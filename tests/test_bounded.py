@@ -186,6 +186,8 @@ def test_regression_corpus(name: str) -> None:
     "vllm serve meta-llama/Llama-3.1-8B-Instruct --cpu-offload-gb nan",
     # seed 3: a finite offload whose bytes overflow to infinity
     "vllm serve mistralai/Mixtral-8x7B-Instruct-v0.1 --cpu-offload-gb 1e308",
+    # seed 4: a negative sequence count under pipeline parallelism (MG203's busy share)
+    "vllm serve meta-llama/Llama-3.1-8B-Instruct -pp 2 --max-num-seqs -1",
     "llama-server -hf bartowski/Meta-Llama-3.1-8B-Instruct-GGUF -ngl 99 -ts 1e-320,1e-320 "
     "--fit off",
 ])

@@ -58,12 +58,16 @@ def expert_load_imbalance(loads: list[float]) -> float:
 
 
 def pipeline_busy_share(micro_batches: int, stages: int) -> float:
-    """Share of stage-slots doing work: m / (m + p − 1)."""
+    """Share of stage-slots doing work: m / (m + p − 1) (0 without a micro-batch or stage)."""
+    if micro_batches < 1 or stages < 1:
+        return 0.0
     return micro_batches / (micro_batches + stages - 1)
 
 
 def pipeline_decode_busy_share(batches_in_flight: int, stages: int) -> float:
     """Decoding keeps min(k, p) of p stages busy with k independent batches in flight."""
+    if batches_in_flight < 1 or stages < 1:
+        return 0.0
     return min(batches_in_flight, stages) / stages
 
 

@@ -64,13 +64,14 @@ def missing_readiness_probe(d: Deployment) -> Iterator[Finding]:
           failureThreshold: 120
           periodSeconds: 10
 
-    Not reported for headless vLLM workers (`--headless`, no API server), RPC servers, and
-    Jobs/CronJobs (batch work, not traffic).
+    Not reported for headless vLLM workers (`--headless`, no API server), SGLang ranks other
+    than node 0 (`--node-rank` 1 and up, or a LeaderWorkerSet worker: they start only a
+    health-check stub), RPC servers, and Jobs/CronJobs (batch work, not traffic).
     """
     ctx = d.context
     if not ctx.pod or ctx.object_kind in BATCH_KINDS:
         return
-    if d.inv.headless.value:
+    if d.inv.headless.value or (d.adapter.no_api is not None and d.adapter.no_api(d)):
         return
     if "readinessProbe" in ctx.probes or "startupProbe" in ctx.probes:
         return

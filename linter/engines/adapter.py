@@ -72,6 +72,9 @@ class Engine:
     hub_settings: tuple[tuple[str, str], ...] = ()
     hub_model_ref: bool = False  # a model reference of the form org/name is downloaded
     other_hub_env: tuple[str, ...] = ()  # variables that switch to another model hub
+    # whether a launch starts no API server (a worker rank of a multi-node engine): rules
+    # about the API's readiness do not apply; None: every launch serves the API
+    no_api: Callable[["Deployment"], bool] | None = None
 
     def has(self, *capabilities: str) -> bool:
         return all(c in self.capabilities for c in capabilities)

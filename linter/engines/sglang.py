@@ -392,6 +392,17 @@ def _default_bind(d: object) -> Bind:
     return Bind("127.0.0.1", "SGLang's default")
 
 
+def _no_api(d: Any) -> bool:
+    """Node ranks 1 and up start the schedulers and a dummy health-check server, never the
+    API (sglang/srt/entrypoints/engine.py _launch_subprocesses: `if server_args.node_rank >= 1`
+    … launch_dummy_health_check_server, 0.5.5).  A LeaderWorkerSet worker is such a rank
+    (its --node-rank is $(LWS_WORKER_INDEX), 1 and up in the worker template)."""
+    rank = d.inv.node_rank
+    if rank.int_value is not None:
+        return rank.int_value >= 1
+    return rank.given and d.context.role == "worker"
+
+
 ENGINE = Engine(
     name=SGLANG, display="SGLang", label="SGLang",
     # PARALLEL_LAYOUT is not claimed: SGLang's sizes do not follow vLLM's arithmetic. With
@@ -407,5 +418,5 @@ ENGINE = Engine(
     host_flag="--host", default_bind=_default_bind,
     # --api-key only: http_server.py adds add_api_key_middleware when server_args.api_key is
     # set; no environment variable sets it (0.5.5)
-    hub_model_ref=True,
+    hub_model_ref=True, no_api=_no_api,
 )

@@ -129,30 +129,17 @@ def rpc_public_address(d: Deployment) -> Iterator[Finding]:
     if not rpc.known or not rpc.given:
         return
     for occ in rpc.occurrences:
-        raw = occ.raw or ""
-        offset = 0
-        for entry in raw.split(","):
+        items = occ.items or tuple((entry, occ.span) for entry in (occ.raw or "").split(",")
+                                   if entry)  # from the environment: no item positions
+        for entry, span in items:
             host = entry.rsplit(":", 1)[0] if ":" in entry else entry
-            if address_kind(host) == "public" and occ.value_span is not None:
-                span = _sub(d, occ.value_span, offset, offset + len(entry))
+            if address_kind(host) == "public":
                 yield rpc_public_address.finding(
                     f"--rpc {entry}: a public address; RPC traffic (weights, activations) is "
                     "unencrypted and unauthenticated",
-                    d.source, span if span is not None else occ.value_span,
+                    d.source, span,
                     hint="reach RPC servers over a private network or a VPN",
                 )
-            offset += len(entry) + 1
-
-
-def _sub(d: Deployment, value_span, i: int, j: int):  # type: ignore[no-untyped-def]
-    """The span of characters [i, j) of a value, through the word that holds it."""
-    for w in d.launch.args:
-        if w.span.start <= value_span.start and value_span.end <= w.span.end:
-            base = next((k for k in range(len(w.text)) if w.cmap.start(k) == value_span.start),
-                        None)
-            if base is not None:
-                return w.sub(base + i, base + j)
-    return None
 
 
 @rule("MG604", "rpc-no-cache", Severity.INFO,

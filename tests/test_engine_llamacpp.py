@@ -172,3 +172,17 @@ def test_report_snapshot(snapshot: Any) -> None:
                "--draft 4 -sm Row --lora a.gguf --lora b.gguf -p hello --n_gpu_layers 50")
     _, findings = parse(command)
     assert render(findings) == snapshot
+
+
+def test_list_values_keep_each_items_position() -> None:
+    """`--rpc a,b` / `-ts 3,1` / `-dev CUDA0,CUDA1`: every item keeps its own span."""
+    from mgpu_lint.engines import parse_launch
+    from tests.wordutil import make_launch
+
+    command = "llama-server -m m.gguf --rpc 10.0.0.1:50052,8.8.8.8:50052 -ts 3/1 -dev CUDA0,CUDA1"
+    inv, _ = parse_launch(make_launch(command))
+    for key, texts in (("rpc", ["10.0.0.1:50052", "8.8.8.8:50052"]), ("tensor_split", ["3", "1"]),
+                       ("device", ["CUDA0", "CUDA1"])):
+        (occ,) = inv.stated(key)
+        assert [t for t, _ in occ.items] == texts
+        assert [command[s.start:s.end] for _, s in occ.items] == texts

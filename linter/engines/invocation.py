@@ -48,6 +48,9 @@ class OptionValue:
     known: bool = True
     negative: bool = False  # a --no-x form (or LLAMA_ARG_NO_X)
     subkeys: tuple[str, ...] = ()  # vLLM dotted form: --compilation-config.mode → ("mode",)
+    # a list value written in one word (`--rpc a:1,b:2`, `-ts 3,1`, `-dev CUDA0,CUDA1`): each
+    # item's text and span, so that a finding points at the one item it is about
+    items: tuple[tuple[str, Span], ...] = ()
 
     @property
     def span(self) -> Span:

@@ -274,7 +274,8 @@ def _valued(b: Builder, spec: OptionSpec, text: str, flag_span: Span,
         typed.append(value)
     value = typed[0] if len(typed) == 1 else typed
     occ = OptionValue(key=spec.key, spelling=text, flag_span=flag_span, value_span=value_span,
-                      raw=raw, value=value)
+                      raw=raw, value=value,
+                      items=list_items(spec, first) if spec.sep and len(values) == 1 else ())
     b.add(occ)
     return occ
 
@@ -447,6 +448,20 @@ def convert(spec: OptionSpec, raw: str) -> tuple[Any, str | None]:
     if spec.accumulates:
         return items, None
     return (items if spec.sep else raw), None
+
+
+def list_items(spec: OptionSpec, word: Word) -> tuple[tuple[str, Span], ...]:
+    """The non-empty items of a list value word and their spans, split on the option's
+    separator as llama.cpp splits it (the catalog's ``sep``: ',' or ',' and '/')."""
+    sep = _SPLIT_ANY if spec.sep == "[,/]" else re.compile(re.escape(spec.sep or ","))
+    out, start = [], 0
+    for m in [*sep.finditer(word.text), None]:
+        end = m.start() if m is not None else len(word.text)
+        if end > start:
+            out.append((word.text[start:end], word.sub(start, end)))
+        if m is not None:
+            start = m.end()
+    return tuple(out)
 
 
 def _split(spec: OptionSpec, raw: str) -> list[str]:

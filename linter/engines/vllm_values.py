@@ -15,7 +15,6 @@ from typing import Any
 from .catalog import OptionSpec
 from .invocation import NEGATIVE_NUMBER, classify
 
-
 _BLANK = re.compile(r"\s")  # \s in a str pattern is exactly str.isspace (Py_UNICODE_ISSPACE)
 
 

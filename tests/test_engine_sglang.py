@@ -202,14 +202,47 @@ def test_ambiguous_prefix() -> None:
 
 
 def test_unknown_flags() -> None:
-    """No `_` → `-` normalisation in plain argparse; a mistyped flag exits."""
+    """No `_` → `-` normalisation in plain argparse (every release: an error); without a pinned
+    release a mistyped flag is a warning and a word close to no flag is information (a later
+    release than the newest catalogued may have it)."""
     _, findings = one(f"python -m sglang.launch_server --model-path {MODEL} --tp_size 2 "
                       "--tensor-paralel-size 2 -tp 2\n")
     assert [f.split("]")[0] for f in findings] == ["MG004 error [--tp_size",
-                                                   "MG004 error [--tensor-paralel-size",
-                                                   "MG004 error [-tp"]
+                                                   "MG004 warning [--tensor-paralel-size",
+                                                   "MG004 info [-tp"]
     assert "did you mean --tp-size?" in findings[0]
     assert "did you mean --tensor-parallel-size?" in findings[1]
+    assert "a later one may accept it" in findings[2]
+
+
+def _pod(image: str, args: str) -> list[str]:
+    text = (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: s}\nspec:\n  containers:\n"
+        f"    - name: s\n      image: {image}\n"
+        '      command: ["python3", "-m", "sglang.launch_server"]\n'
+        f'      args: ["--model-path", "{MODEL}", {args}]\n'
+    )
+    from mgpu_lint.engines import parse_launch
+
+    (launch,) = extract(SourceFile("pod.yaml", text, kind="yaml")).launches
+    return render(parse_launch(launch)[1])
+
+
+def test_pinned_release() -> None:
+    """An lmsysorg/sglang:vX.Y.Z tag with a catalog pins the release: its verdicts are errors,
+    and an older release reads the flags it had (0.4.10.post2 has no --pp-max-micro-batch-size,
+    so --pp is --pp-size there)."""
+    assert [f.split("]")[0] for f in _pod("lmsysorg/sglang:v0.5.5-cu126",
+                                          '"--tensor-paralel-size", "2", "--pp", "2", '
+                                          '"--tokenizer-mode", "fast"')] == [
+        "MG004 error [--tensor-paralel-size", "MG004 error [--pp", "MG006 error [fast"]
+    assert _pod("docker.io/lmsysorg/sglang:v0.4.10.post2-cu126", '"--pp", "2"') == []
+    # a release without a catalog, or a custom tag: not pinned
+    assert [f.split("]")[0] for f in _pod("lmsysorg/sglang:v0.5.9-cu129", '"--pp", "2"')] == [
+        "MG004 warning [--pp"]
+    assert [f.split("]")[0] for f in _pod("lmsysorg/sglang:kimi-k3",
+                                          '"--enable-linear-replayssm-spec"')] == [
+        "MG004 info [--enable-linear-replayssm-spec"]
 
 
 def test_flag_of_another_release() -> None:
@@ -234,8 +267,10 @@ def test_values() -> None:
     assert findings == [
         "MG006 error [x] invalid value for --tp-size: invalid int value: 'x'; SGLang exits "
         "(argparse)",
-        "MG006 error [fast] invalid value for --tokenizer-mode: invalid choice: 'fast' (choose "
-        "from 'auto', 'slow'); SGLang exits (argparse)",
+        "MG006 info [fast] invalid value for --tokenizer-mode: invalid choice: 'fast' (choose "
+        "from 'auto', 'slow'); SGLang exits (argparse) (assuming SGLang 0.5.5, the newest "
+        "catalogued release: a later one may accept it; pin the image tag, "
+        "lmsysorg/sglang:vX.Y.Z, to check it exactly)",
         "MG006 error [true] --trust-remote-code takes no value: SGLang fails with \"argument "
         "--trust-remote-code: ignored explicit argument 'true'\"",
         "MG005 error [--port] --port needs a value: SGLang fails with \"argument --port: "
@@ -255,6 +290,12 @@ def test_negative_number_is_a_value() -> None:
     inv, findings = one(f"python -m sglang.launch_server --model-path {MODEL} "
                         "--max-running-requests -1\n")
     assert findings == [] and inv.setting("max_running_requests").value == -1
+
+
+def test_config_file_may_hold_the_model() -> None:
+    """prepare_server_args merges `--config FILE` before argparse (0.5.5): no MG016."""
+    _, findings = one("python -m sglang.launch_server --config serve.yaml\n")
+    assert findings == []
 
 
 def test_model() -> None:

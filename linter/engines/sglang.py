@@ -15,15 +15,22 @@ every option; this walker follows CPython's argparse (3.10-3.12, ``_parse_option
 - no positional arguments: any other word is "unrecognized arguments";
 - ``--model-path`` (alias ``--model``) is required.
 
-Nothing in a launch says which SGLang release runs (image tags and pip pins are read for vLLM
-only), so each verdict is checked against every catalogued release: what all of them reject is
-an error, what only some reject is a warning that names the releases.
+The release is the one an `lmsysorg/sglang:vX.Y.Z…` image tag names, when it has a catalog.
+Otherwise (no image, `latest`, a custom tag, an uncatalogued release) nothing says which
+release runs, and SGLang adds flags and choices in every release (0.5.23 is on PyPI; 0.5.5 is
+the newest catalogued): the flags are checked against 0.5.5, and a verdict that rests on the flag
+set is a warning when another catalogued release differs or the word is close to a known flag
+(ambiguous prefix, a typo), else information (a flag or choice 0.5.5 lacks).  What no release
+accepts stays an error: `--tp_size` for a known `--tp-size` (argparse never rewrites `_`), a
+value for a store_true flag, a missing value, a positional word, no --model-path.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+
+import re
 
 from ..findings import Finding, Severity
 from ..launch import ENTRY_SGLANG_SERVE, SGLANG, Launch
@@ -33,6 +40,15 @@ from .catalog import SGLANG_VERSIONS, FlagCatalog, Match, OptionSpec, sglang_cat
 from .invocation import Builder, Invocation, ModelRef, OptionValue
 
 MODEL_KEY = "model_path"  # dest of --model-path/--model (ServerArgs.add_cli_args)
+# the release tags of the lmsysorg/sglang image: v0.5.5, v0.5.5-cu126, v0.4.10.post2-cu126-b200
+_IMAGE_TAG = re.compile(r"(?:^|/)lmsysorg/sglang:v(\d+\.\d+\.\d+(?:\.post\d+)?)(?:-|$)")
+
+
+def pinned_release(launch: Launch) -> str | None:
+    """The catalogued release the launch's image tag names, if any."""
+    image = launch.context.image
+    m = _IMAGE_TAG.search(image.value) if image is not None else None
+    return m.group(1) if m and m.group(1) in SGLANG_VERSIONS else None
 
 
 def _is_negative_number(text: str) -> bool:
@@ -94,8 +110,9 @@ def _looks_like_option(catalog: FlagCatalog, text: str) -> bool:
 
 
 class _Walker:
-    def __init__(self, launch: Launch, b: Builder, catalog: FlagCatalog) -> None:
+    def __init__(self, launch: Launch, b: Builder, catalog: FlagCatalog, pinned: bool) -> None:
         self.launch = launch
+        self.pinned = pinned
         self.b = b
         self.catalog = catalog
         self.others = [sglang_catalog(v) for v in SGLANG_VERSIONS if v != catalog.version]
@@ -108,12 +125,19 @@ class _Walker:
         """The other catalogued releases that read ``text`` as an option."""
         return [c.version for c in self.others if _resolve(c, text)[0] == "option"]
 
-    def _severity(self, others: list[str]) -> tuple[Severity, str]:
-        if not others:
+    def _severity(self, others: list[str], typo: bool = False) -> tuple[Severity, str]:
+        """A verdict about the flag set: an error only for the pinned release; without a pin a
+        warning when another catalogued release differs or the word is close to a known one
+        (a typo), else information (a later release may have it)."""
+        if self.pinned:
             return Severity.ERROR, ""
-        return Severity.WARNING, (
-            f" (SGLang {', '.join(others)} accepts it; nothing in the launch says which "
-            "release runs)")
+        if others:
+            return Severity.WARNING, (
+                f" (SGLang {', '.join(others)} accepts it; nothing in the launch says which "
+                "release runs)")
+        return Severity.WARNING if typo else Severity.INFO, (
+            f" (assuming SGLang {self.catalog.version}, the newest catalogued release: a later "
+            "one may accept it; pin the image tag, lmsysorg/sglang:vX.Y.Z, to check it exactly)")
 
     # ------------------------------------------------------------------ walking
     def walk(self) -> None:
@@ -205,20 +229,31 @@ class _Walker:
         if word.unresolved:
             return i + 1
         written = word.text.partition("=")[0]
-        others = self._accepted_by(word.text)
+        dashed = written[:2] + written[2:].replace("_", "-") if "_" in written else None
+        underscored = self.catalog.lookup(dashed) if dashed else None
+        others = [] if underscored else self._accepted_by(word.text)
         severity, why = self._severity(others)
-        suggestion = None if others else self.catalog.suggest(written)
-        if not others:
+        if underscored is not None:
+            # plain argparse in every release (prepare_server_args, 0.4.10.post2-0.5.23)
+            severity, why = Severity.ERROR, ""
+            suggestion: str | None = dashed
+            message = (f"unknown flag {written}: SGLang's argparse does not read `_` as `-`, "
+                       f"so it exits (unrecognized arguments); did you mean {dashed}?")
+        elif not others:
+            suggestion = self.catalog.suggest(written)
+            severity, why = self._severity([], typo=suggestion is not None)
             message = (f"unknown flag {written}: SGLang {self.catalog.version} exits "
                        "(unrecognized arguments)" +
-                       (f"; did you mean {suggestion}?" if suggestion else ""))
+                       (f"; did you mean {suggestion}?" if suggestion else "") + why)
         else:
+            suggestion = None
             message = (f"{written} is not a flag of SGLang {self.catalog.version}, which exits "
                        f"(unrecognized arguments){why}")
         self.b.report("MG004", severity, message, word.sub(0, len(written)),
-                      hint=None if suggestion or others else
+                      hint=None if suggestion or others or not self.pinned else
                       "run `python -m sglang.launch_server --help` for the flag list")
-        meant = self.catalog.lookup(suggestion) if suggestion else None
+        meant = self.catalog.lookup(suggestion) if suggestion and \
+            severity == Severity.ERROR else None
         if meant is not None:
             # argparse exits after parsing: the option meant is not its default either
             self._stated(meant.option, written, word.sub(0, len(written)), known=False)
@@ -305,11 +340,13 @@ class _Walker:
                 self._stated(spec, written, flag_span, known=False, value_span=value_span,
                              raw=raw)
                 return
-            value, error = _convert(spec, text)
+            value, error, choice = _convert(spec, text)
             if error is not None:
+                # the choices change between releases; the types do not
+                severity, why = self._severity([]) if choice else (Severity.ERROR, "")
                 self.b.report(
-                    "MG006", Severity.ERROR,
-                    f"invalid value for {written}: {error}; SGLang exits (argparse)", span)
+                    "MG006", severity,
+                    f"invalid value for {written}: {error}; SGLang exits (argparse){why}", span)
                 self._stated(spec, written, flag_span, known=False, value_span=value_span,
                              raw=raw)
                 return
@@ -328,8 +365,11 @@ class _Walker:
     def model(self) -> ModelRef | None:
         occs = [o for o in self.b.argv if o.key == MODEL_KEY]
         if not occs:
+            # prepare_server_args merges a --config file's settings first (0.5.5): the model
+            # may be there
             if not any(f.code in ("MG004", "MG014", "MG016") for f in self.b.findings) and \
-                    not any(w.may_split or w.unresolved for w in self.words):
+                    not any(w.may_split or w.unresolved for w in self.words) and \
+                    not any(o.key == "config" for o in self.b.argv):
                 self.b.report(
                     "MG016", Severity.ERROR,
                     "no model: SGLang requires --model-path and exits (\"the following "
@@ -354,31 +394,33 @@ class _Walker:
                         origin=win.spelling, known=win.known)
 
 
-def _convert(spec: OptionSpec, raw: str) -> tuple[Any, str | None]:
-    """argparse's ``type=`` call and ``choices`` test (``_get_value``, ``_check_value``)."""
+def _convert(spec: OptionSpec, raw: str) -> tuple[Any, str | None, bool]:
+    """argparse's ``type=`` call and ``choices`` test (``_get_value``, ``_check_value``):
+    the value, the error, and whether the error is a choice."""
     value: Any = raw
     if spec.type == "int":
         try:
             value = int(raw)  # argparse calls int() itself: "+8", " 8", "1_0" are accepted
         except ValueError:
-            return None, f"invalid int value: '{raw}'"
+            return None, f"invalid int value: '{raw}'", False
     elif spec.type == "float":
         try:
             value = float(raw)
         except ValueError:
-            return None, f"invalid float value: '{raw}'"
+            return None, f"invalid float value: '{raw}'", False
     if spec.choices is not None and value not in spec.choices:
         shown = ", ".join(repr(c) for c in spec.choices)
-        return None, f"invalid choice: '{raw}' (choose from {shown})"
-    return value, None
+        return None, f"invalid choice: '{raw}' (choose from {shown})", True
+    return value, None, False
 
 
 def parse_sglang(launch: Launch, version: str | None,
                  needed: Mapping[str, tuple[str, ...]]) -> tuple[Invocation, list[Finding]]:
     """``version`` (vLLM's target-version) and the launch's pin are vLLM facts: not used."""
-    catalog = sglang_catalog()
+    pinned = pinned_release(launch)
+    catalog = sglang_catalog(pinned) if pinned else sglang_catalog()
     b = Builder(launch, catalog, catalog.version, dict(needed))
-    walker = _Walker(launch, b, catalog)
+    walker = _Walker(launch, b, catalog, pinned is not None)
     walker.walk()
     model = walker.model()
     b.duplicates(b.argv, describe=lambda o: o.spelling if o.raw is None else

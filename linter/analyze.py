@@ -50,7 +50,11 @@ class FileSet:
         key = (id(launch), version)
         hit = self._parsed.get(key)
         if hit is None:
-            hit = self._parsed[key] = parse_launch(launch, version)
+            hit = parse_launch(launch, version)
+            if physical_gpus(launch) is not None:
+                # only a launch on stated GPUs can be another's peer: keep just those, so a
+                # run's memory does not grow with every parse
+                self._parsed[key] = hit
         return hit[0], list(hit[1])
 
     def gpu_peers(self, launch: Launch, version: str | None) -> tuple[GpuPeer, ...]:

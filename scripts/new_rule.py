@@ -31,7 +31,9 @@ FAMILIES = {"layout": "MG1", "interconnect": "MG2", "memory": "MG3", "moe": "MG4
 STUB = '''
 
 @rule("{code}", "{name}", Severity.WARNING,
-      "{summary}")
+      "{summary}",
+      # TODO: the capabilities it needs (engines/adapter.py) and the settings it reads
+      needs=(), reads=())
 def {func}(d: Deployment) -> Iterator[Finding]:
     """
     What it does: TODO: which launches the rule looks at, and what it compares.
@@ -41,7 +43,7 @@ def {func}(d: Deployment) -> Iterator[Finding]:
 
     Use instead: TODO: the launch that is right.
     """
-    return
+    return  # TODO: yield {func}.finding(message, d.source, span, hint=...)
     yield
 
 

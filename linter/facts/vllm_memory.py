@@ -16,6 +16,7 @@ from ..engines.adapter import VLLM_ARGS
 from ..sizing import lora as lora_sizing
 from ..sizing import memory as mem
 from ..sizing.display import fixed, gb, gib, percent
+from ..sizing.vllm_budget import largest_stage
 from ..sizing.vllm_launch import LaunchMemory, launch_memory, log_lines
 from ..versions import version_key
 
@@ -117,7 +118,7 @@ def lora_buffers(d: Deployment, shape: ModelShape, pp: int) -> tuple[float, bool
     modules = knowledge.lora_modules(shape)
     if modules is None:
         return 0.0, False, "LoRA buffers: unknown for this model's modules (not counted)"
-    layers = math.ceil(shape.layers / pp)
+    layers = largest_stage(shape.layers, pp)
     size = lora_sizing.lora_reservation_bytes(loras, rank, modules, layers, LORA_BYTES_PER_VALUE)
     per_rank = lora_sizing.lora_params_per_rank_per_layer(modules)
     return size, True, (f"LoRA buffers: {loras} adapters × rank {rank} × {per_rank:,} × {layers} "

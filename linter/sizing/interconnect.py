@@ -3,10 +3,10 @@ bytes per step)."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from ..policy import PCIE_WARN_SHARE
+from .vllm_budget import largest_stage
 
 
 def all_reduces_per_forward(layers: int) -> int:
@@ -118,8 +118,9 @@ class AllReduceCost:
 
 
 def layers_per_stage(layers: int, pp: int) -> int:
-    """Layers of the largest pipeline stage: ceil(layers / pp); its all-reduces set the step."""
-    return math.ceil(layers / pp)
+    """Layers of the largest pipeline stage (vLLM's get_pp_indices split); its all-reduces set
+    the step."""
+    return largest_stage(layers, pp)
 
 
 def all_reduce_cost(tokens: int, hidden: int, layers: int, n: int,

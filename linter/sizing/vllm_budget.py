@@ -131,6 +131,12 @@ def pp_partition(layers: int, pp: int) -> list[int]:
     return parts
 
 
+def largest_stage(layers: int, pp: int) -> int:
+    """Layers of the largest pipeline stage (= ceil(layers / pp)): the one place every rule
+    reads "layers per stage" from."""
+    return max(pp_partition(layers, pp))
+
+
 @dataclass(frozen=True)
 class WeightParts:
     """A checkpoint split as vLLM shards it (bytes, whole model)."""

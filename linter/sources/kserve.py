@@ -56,7 +56,7 @@ from ..launch import ENTRY_VLLM_SERVE, VLLM, Context, EnvVar, Launch, Located
 from ..shell import split_commands
 from ..source import CharMap, VarRef, Word
 from .commandline import Found, compose_word
-from .yamlnodes import Doc, get, get_str, is_map, is_scalar, is_seq, items, pairs
+from .yamlnodes import Doc, get, get_str, is_map, is_scalar, is_seq, items, key_node
 
 LLMISVC_API = "serving.kserve.io/"
 LLMISVC_KINDS = ("LLMInferenceService",)
@@ -228,7 +228,7 @@ def extract_llmisvc(doc: Doc, root: Any, base: Context, found: Found) -> None:
                     args.append(_synthetic(flag, doc.word(node), node, doc))
         if preset == "worker":
             # the worker pods run engines without an API server (`--headless`)
-            args.append(_synthetic("--headless", None, _key(workload, "worker"), doc))
+            args.append(_synthetic("--headless", None, key_node(workload, "worker"), doc))
         extra = env.get(ADDITIONAL_ARGS)
         unknown_flags = False
         broken = False
@@ -307,12 +307,6 @@ def extract_llmisvc(doc: Doc, root: Any, base: Context, found: Found) -> None:
             operator="KServe",
         ))
 
-
-def _key(mapping: Any, key: str) -> Any:
-    for k, kn, _ in pairs(mapping):
-        if k == key:
-            return kn
-    return None
 
 
 def _env_item(container: Any, key: str) -> Any:

@@ -38,7 +38,7 @@ from .. import images
 from ..launch import ENTRY_VLLM_SERVE, VLLM, Context, EnvVar, GpuRequest, Launch, Located
 from ..source import Word
 from .commandline import Found, parse_size
-from .yamlnodes import Doc, get, get_str, is_map, is_scalar, is_seq, items, pairs
+from .yamlnodes import Doc, get, get_str, is_map, is_scalar, is_seq, items, key_node, pairs
 
 # vllmConfig keys the chart renders as `--flag value` (deployment-vllm-multi.yaml)
 _VALUED = (
@@ -101,10 +101,10 @@ def _entry(doc: Doc, engine: Any, spec: Any, shared: bool, found: Found) -> None
     for key, flag in (("enableLoRA", "--enable-lora"), ("enableTool", "--enable-auto-tool-choice")):
         node = get(spec, key)
         if _truthy(node):
-            args.append(_flag(flag, _key_node(spec, key), None, doc))
+            args.append(_flag(flag, key_node(spec, key), None, doc))
     parser = get(spec, "toolCallParser")
     if is_scalar(parser) and _truthy(parser):
-        args.append(_flag("--tool-call-parser", _key_node(spec, "toolCallParser"), parser, doc))
+        args.append(_flag("--tool-call-parser", key_node(spec, "toolCallParser"), parser, doc))
     config = get(spec, "vllmConfig")
     env: dict[str, EnvVar] = {}
     if is_map(config):
@@ -112,17 +112,17 @@ def _entry(doc: Doc, engine: Any, spec: Any, shared: bool, found: Found) -> None
         if chunked is not None:
             args.append(_flag("--enable-chunked-prefill" if _truthy(chunked)
                               else "--no-enable-chunked-prefill",
-                              _key_node(config, "enableChunkedPrefill"), None, doc))
+                              key_node(config, "enableChunkedPrefill"), None, doc))
         caching = get(config, "enablePrefixCaching")
         if caching is not None:
             # stated: true → the flag; false → the chart's --no-enable-prefix-caching
             args.append(_flag("--enable-prefix-caching" if _truthy(caching)
                               else "--no-enable-prefix-caching",
-                              _key_node(config, "enablePrefixCaching"), None, doc))
+                              key_node(config, "enablePrefixCaching"), None, doc))
         for key, flag in _VALUED:
             node = get(config, key)
             if is_scalar(node):
-                args.append(_flag(flag, _key_node(config, key), node, doc))
+                args.append(_flag(flag, key_node(config, key), node, doc))
         for item in items(get(config, "extraArgs")):
             if is_scalar(item):
                 args.append(doc.word(item))
@@ -131,7 +131,7 @@ def _entry(doc: Doc, engine: Any, spec: Any, shared: bool, found: Found) -> None
             env["VLLM_USE_V1"] = EnvVar("VLLM_USE_V1", "0", doc.span(v0))
     revision = get(spec, "modelRevision")
     if is_scalar(revision) and _truthy(revision):
-        args.append(_flag("--revision", _key_node(spec, "modelRevision"), revision, doc))
+        args.append(_flag("--revision", key_node(spec, "modelRevision"), revision, doc))
 
     volumes: dict[str, Located] = {}
     pvc = get(spec, "pvcStorage")
@@ -140,16 +140,16 @@ def _entry(doc: Doc, engine: Any, spec: Any, shared: bool, found: Found) -> None
         home = "/data"
         kind = "persistentVolumeClaim" if is_scalar(pvc) else (
             "emptyDir" if get(pvc, "emptyDir") is not None else "other")
-        volumes["/data"] = Located(kind, doc.span(_key_node(spec, "pvcStorage")), doc.source)
+        volumes["/data"] = Located(kind, doc.span(key_node(spec, "pvcStorage")), doc.source)
     if shared:
         home = "/data/shared-pvc-storage"
         volumes[home] = Located("persistentVolumeClaim")
     env["HF_HOME"] = EnvVar("HF_HOME", home, None)
     if get(spec, "hf_token") is not None:
-        env["HF_TOKEN"] = EnvVar("HF_TOKEN", None, doc.span(_key_node(spec, "hf_token")))
+        env["HF_TOKEN"] = EnvVar("HF_TOKEN", None, doc.span(key_node(spec, "hf_token")))
     if _truthy(get(engine, "vllmApiKey")) or is_map(get(engine, "vllmApiKey")):
         env["VLLM_API_KEY"] = EnvVar("VLLM_API_KEY", None,
-                                     doc.span(_key_node(engine, "vllmApiKey")))
+                                     doc.span(key_node(engine, "vllmApiKey")))
     for source in (get(engine, "env"), get(spec, "env")):
         for item in items(source):
             name = get_str(item, "name")
@@ -176,12 +176,12 @@ def _entry(doc: Doc, engine: Any, spec: Any, shared: bool, found: Found) -> None
     if is_map(config) and get(config, "tensorParallelSize") is not None:
         size = get_str(spec, "shmSize") or "20Gi"
         shm = Located(f"emptyDir medium: Memory (sizeLimit {size}, production-stack chart)",
-                      doc.span(get(spec, "shmSize") or _key_node(config, "tensorParallelSize")),
+                      doc.span(get(spec, "shmSize") or key_node(config, "tensorParallelSize")),
                       doc.source)
         shm_bytes = parse_size(size)
 
     probes = tuple(p for p in _PROBES
-                   if not (_key_node(engine, p) is not None and not is_map(get(engine, p))))
+                   if not (key_node(engine, p) is not None and not is_map(get(engine, p))))
     image = None
     repo, tag = get(spec, "repository"), get(spec, "tag")
     if is_scalar(repo) and is_scalar(tag):
@@ -225,12 +225,6 @@ def _entry(doc: Doc, engine: Any, spec: Any, shared: bool, found: Found) -> None
         operator="production-stack",
     ))
 
-
-def _key_node(mapping: Any, key: str) -> Any:
-    for k, kn, _ in pairs(mapping):
-        if k == key:
-            return kn
-    return None
 
 
 def _gpus(doc: Doc, spec: Any) -> GpuRequest | None:

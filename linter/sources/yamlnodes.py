@@ -72,6 +72,15 @@ def pairs(node: Any, _depth: int = 0) -> Iterator[tuple[str, Any, Any]]:
             yield k.value, k, v
 
 
+def key_node(mapping: Any, key: str) -> Any:
+    """The key node of ``key`` in a mapping (where a finding about the key points); None when
+    absent."""
+    for k, kn, _ in pairs(mapping):
+        if k == key:
+            return kn
+    return None
+
+
 def get(node: Any, *path: str) -> Any:
     for key in path:
         if not is_map(node):

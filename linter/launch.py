@@ -17,8 +17,6 @@ LLAMA_SERVER = "llama-server"
 RPC_SERVER = "rpc-server"
 SGLANG = "sglang"
 
-ENGINE_NAMES = {VLLM: "vLLM", LLAMA_SERVER: "llama-server", RPC_SERVER: "the llama.cpp RPC server",
-                SGLANG: "SGLang"}
 
 # Entry points of an engine (how the command line starts)
 ENTRY_VLLM_SERVE = "vllm serve"  # `vllm serve MODEL …`

@@ -19,7 +19,7 @@ from mgpu_lint.runner import read_files
 
 ROOT = Path(__file__).resolve().parent.parent
 RULE_MODULES = sorted((ROOT / "rules").glob("*.py"))
-ENGINE_CONSTANTS = {"VLLM", "LLAMA_SERVER", "RPC_SERVER", "ENGINE_NAMES"}
+ENGINE_CONSTANTS = {"VLLM", "LLAMA_SERVER", "RPC_SERVER", "SGLANG", "ENGINE_NAMES"}
 
 
 @pytest.mark.parametrize("path", RULE_MODULES, ids=lambda p: p.name)

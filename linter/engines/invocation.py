@@ -19,6 +19,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..findings import Finding, Related, Severity
+from ..fixes import split_glued
 from ..source import Span, VarRef, Word
 from .catalog import FlagCatalog, OptionSpec
 
@@ -390,6 +391,19 @@ class Builder:
                fix: Fix | None = None) -> None:
         self.findings.append(Finding(code, severity, message, self.source, span, hint=hint,
                                      related=related, fix=fix))
+
+    def glued(self, word: Word, head: str, rest: str, engine: str, refusal: str) -> None:
+        """MG014: a flag and its value in one word (a quoted `"--tp 4"` or one list item): the
+        engine gets one argument and rejects it, how ``refusal`` says.  The safe fix splits it."""
+        self.report(
+            "MG014", Severity.ERROR,
+            f"`{word.text}` is one argument: {engine} receives the flag and its value as a "
+            f"single word and {refusal}",
+            word.span,
+            hint=f'split it into two list items: "{head}", "{rest.strip()}"'
+            if self.launch.list_form else f"unquote it: {head} {rest.strip()}",
+            fix=split_glued(self.source, word, head, self.launch.list_form),
+        )
 
     def line(self, span: Span) -> int:
         return self.source.line_col(span.start)[0]

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import bounds, images
 from ..findings import Finding, Related, Severity
-from ..fixes import join_words, replace_word, split_glued
+from ..fixes import join_words, replace_word
 from ..launch import LLAMA_SERVER, Launch
 from ..source import Span, Word
 from .adapter import HTTP_API, LLAMA_ARGS, Bind, Engine
@@ -310,15 +310,7 @@ def _not_an_option(b: Builder, catalog: FlagCatalog, words: tuple[Word, ...], i:
     head, sep, rest = text.partition(" ") if " " in text else text.partition("=")
     head_match = catalog.lookup(_lookup_spelling(head)) if sep else None
     if head_match is not None and sep == " ":
-        b.report(
-            "MG014", Severity.ERROR,
-            f"`{text}` is one argument: llama-server receives the flag and its value as a "
-            "single word and rejects it (invalid argument)",
-            word.span,
-            hint=f'split it into two list items: "{head}", "{rest.strip()}"'
-            if b.launch.list_form else f"unquote it: {head} {rest.strip()}",
-            fix=split_glued(b.source, word, head, b.launch.list_form),
-        )
+        b.glued(word, head, rest, "llama-server", "rejects it (invalid argument)")
         _add_unknown(b, head_match.option, head, word.span)
         return i + 1
     if head_match is not None:

@@ -34,14 +34,7 @@ def parse_rpc(launch: Launch, version: str | None = None,
             head, sep, rest = text.partition(" ")
             head_match = catalog.lookup(head) if sep else None
             if head_match is not None:
-                b.report(
-                    "MG014", Severity.ERROR,
-                    f"`{text}` is one argument: the RPC server receives the flag and its value "
-                    "as a single word and exits (unknown argument)",
-                    word.span,
-                    hint=f'split it into two list items: "{head}", "{rest.strip()}"'
-                    if launch.list_form else f"unquote it: {head} {rest.strip()}",
-                )
+                b.glued(word, head, rest, "the RPC server", "exits (unknown argument)")
                 b.add(OptionValue(key=head_match.option.key, spelling=head,
                                   flag_span=word.span, known=False))
                 i += 1

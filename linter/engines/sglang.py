@@ -27,10 +27,9 @@ value for a store_true flag, a missing value, a positional word, no --model-path
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
-
-import re
 
 from ..findings import Finding, Severity
 from ..launch import ENTRY_SGLANG_SERVE, SGLANG, Launch
@@ -176,14 +175,7 @@ class _Walker:
         kind, info = _resolve(self.catalog, head)
         if kind != "option":
             return False
-        self.b.report(
-            "MG014", Severity.ERROR,
-            f"`{word.text}` is one argument: SGLang receives the flag and its value as a "
-            "single word and rejects it (argparse: unrecognized arguments)",
-            word.span,
-            hint=f'split it into two list items: "{head}", "{rest.strip()}"'
-            if self.launch.list_form else f"unquote it: {head} {rest.strip()}",
-        )
+        self.b.glued(word, head, rest, "SGLang", "rejects it (argparse: unrecognized arguments)")
         self._stated(info[0].option, head, word.span, known=False)
         return True
 

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..findings import Finding, Severity
-from ..fixes import replace_span, split_glued
+from ..fixes import replace_span
 from ..launch import ENTRY_VLLM_API_SERVER, ENTRY_VLLM_SERVE, VLLM, Launch
 from ..source import Span, Word
 from .adapter import HTTP_API, PARALLEL_LAYOUT, VLLM_ARGS, Bind, Engine
@@ -214,15 +214,7 @@ class _Walker(ModelMixin, ConfigMixin):
         if resolved is None:
             return False
         spec = resolved.option
-        self.b.report(
-            "MG014", Severity.ERROR,
-            f"`{word.text}` is one argument: vLLM receives the flag and its value as a single "
-            f"word and rejects it (unrecognized arguments)",
-            word.span,
-            hint=f'split it into two list items: "{head}", "{rest.strip()}"'
-            if self.launch.list_form else f"unquote it: {head} {rest.strip()}",
-            fix=split_glued(self.b.source, word, head, self.launch.list_form),
-        )
+        self.b.glued(word, head, rest, "vLLM", "rejects it (unrecognized arguments)")
         self._unknown(spec, head, word.span)
         return True
 

@@ -12,7 +12,7 @@ from mgpu_lint.facts.ray import ray_backed
 from mgpu_lint.findings import Finding, Related, Severity
 from mgpu_lint.fixes import mirror_gpu_request
 from mgpu_lint.sizing.display import fixed
-from mgpu_lint.sizing.parallel import EXAMPLE_9_WORK, route_requests
+from mgpu_lint.sizing.parallel import UNEVEN_WORK, route_requests
 
 from .layout import gpus_needed_text, usable_layout
 from .registry import Rule, rule
@@ -58,8 +58,8 @@ def data_parallel_routing(d: Deployment) -> Iterator[Finding]:
     else:
         span, what = lay.dp.span or d.program_span, f"dp {lay.dp.value}"
     svc = d.services[0]
-    rr = route_requests(EXAMPLE_9_WORK, 3, 100, "round-robin")
-    lo = route_requests(EXAMPLE_9_WORK, 3, 100, "least-outstanding")
+    rr = route_requests(UNEVEN_WORK, 3, 100, "round-robin")
+    lo = route_requests(UNEVEN_WORK, 3, 100, "least-outstanding")
     yield data_parallel_routing.finding(
         f"{what} of {model_name(d)} behind Service `{svc.name}`: it spreads requests without "
         "seeing load or cached prefixes",

@@ -94,7 +94,7 @@ def simulate_ring_all_reduce(values: list[list[int]]) -> RingAllReduce:
 
 # ----------------------------------------------------------------------------- link comparison
 
-# The lesson's reference NVLink (H100 SXM): 900 GB/s total, 450 GB/s per direction.
+# The reference NVLink (H100 SXM, NVLink 4): 900 GB/s total, 450 GB/s per direction.
 REFERENCE_NVLINK_BYTES_PER_S = 450e9
 # MG201 is a warning when the PCIe all-reduce time of a decode step at batch 64 exceeds this
 # share of the per-GPU weight-read time (DECISIONS "Thresholds"; Ex. 5 compares the two).

@@ -107,7 +107,7 @@ def derived_max_model_len(shape: ModelShape, *, max_positions: int | None = None
 
 # ----------------------------------------------------------------------------- per-GPU budgets
 
-# Memory the lesson's arithmetic leaves out (activations, CUDA graphs, the CUDA context, NCCL):
+# Memory the textbook arithmetic leaves out (activations, CUDA graphs, the CUDA context, NCCL):
 # a named allowance of 5% of the usable memory.  A verdict inside it is a warning, an error
 # needs the configuration to fail by more than it (DECISIONS "Memory and assumptions").
 OVERHEAD_SHARE = 0.05

@@ -19,7 +19,7 @@ def backlog(arrival_per_s: float, served_per_s: float, cold_start_s: float) -> f
     return (arrival_per_s - served_per_s) * cold_start_s
 
 
-# Example 17's assumed figures (the lesson: "measure your own").
+# Assumed start-up figures (illustrative: measure your own).
 START_SECONDS = 20.0  # container and process start
 WARMUP_SECONDS = 40.0  # engine warm-up (CUDA graphs, compilation, llama.cpp's empty run)
 LOAD_SOURCES: tuple[tuple[str, float], ...] = (

@@ -111,4 +111,5 @@ def route_requests(work: list[int], replicas: int, gap: int, policy: str) -> Rou
     return RoutingResult(assigned, total / len(work), worst)
 
 
-EXAMPLE_9_WORK = [900, 50, 60, 800, 40, 70, 950, 30, 55, 700, 65, 45]  # service times
+# 12 requests of uneven length (service times) for the routing simulation MG107 prints
+UNEVEN_WORK = [900, 50, 60, 800, 40, 70, 950, 30, 55, 700, 65, 45]

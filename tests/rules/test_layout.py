@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from mgpu_lint.cli import main
 from mgpu_lint.sizing.display import fixed
-from mgpu_lint.sizing.parallel import EXAMPLE_9_WORK, route_requests
+from mgpu_lint.sizing.parallel import UNEVEN_WORK, route_requests
 
 from tests.rulecheck import check_fixture, fixtures_for
 from tests.rulecheck import lint_command as lint
@@ -99,8 +99,8 @@ def test_heads_hint_names_valid_sizes(capsys) -> None:
 
 
 def test_example_9_routing_numbers() -> None:
-    rr = route_requests(EXAMPLE_9_WORK, 3, 100, "round-robin")
-    lo = route_requests(EXAMPLE_9_WORK, 3, 100, "least-outstanding")
+    rr = route_requests(UNEVEN_WORK, 3, 100, "round-robin")
+    lo = route_requests(UNEVEN_WORK, 3, 100, "least-outstanding")
     assert rr.assigned == [[0, 3, 6, 9], [1, 4, 7, 10], [2, 5, 8, 11]]
     assert (fixed(rr.mean_latency, 1), rr.max_latency) == ("601.3", 2450)
     assert lo.assigned == [[0, 7, 9, 10], [1, 2, 3, 8, 11], [4, 5, 6]]

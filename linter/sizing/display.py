@@ -27,7 +27,7 @@ def percent(share: float, digits: int = 1) -> str:
     return fixed(100.0 * share, digits) + "%"
 
 
-GIB = 1 << 30  # bytes in a GiB: the one definition the sizing modules share
+GIB = 1024 ** 3
 
 
 def gb(value: float, digits: int = 1) -> str:

@@ -111,6 +111,7 @@ def derived_max_model_len(shape: ModelShape, *, max_positions: int | None = None
 # a named allowance of 5% of the usable memory.  A verdict inside it is a warning, an error
 # needs the configuration to fail by more than it (DECISIONS "Memory and assumptions").
 OVERHEAD_SHARE = 0.05
+GIB = 1 << 30
 
 
 def expert_params(shape: ModelShape) -> float:

@@ -24,11 +24,10 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .display import GIB
-
 if TYPE_CHECKING:
     from ..catalog.knowledge import ModelShape
 
+GIB = 1 << 30
 BLOCK_SIZE = 16  # CacheConfig.block_size default on CUDA (vllm/config/cache.py, 0.30.0)
 # vllm/model_executor/layers/vocab_parallel_embedding.py DEFAULT_VOCAB_PADDING_SIZE
 VOCAB_PADDING = 64

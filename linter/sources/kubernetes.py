@@ -204,8 +204,10 @@ def _extract_pod(doc: Doc, pod: Any, ctx: Context, found: Found,
                                                    host_network=host_network), volumes, found)
 
 
-def _env(doc: Doc, container: Any) -> dict[str, EnvVar]:
-    env: dict[str, EnvVar] = {}
+def _env(doc: Doc, container: Any, injected: tuple[EnvVar, ...] = ()) -> dict[str, EnvVar]:
+    """The container's variables; ``injected`` come first (a controller adds them unless the
+    container defines them itself) so later entries can refer to them."""
+    env: dict[str, EnvVar] = {v.name: v for v in injected}
     for item in items(get(container, "env")):
         name = get_str(item, "name")
         if not name:
@@ -219,6 +221,18 @@ def _env(doc: Doc, container: Any) -> dict[str, EnvVar]:
             name_node = get(item, "name")
             env[name] = EnvVar(name, None, doc.span(name_node))
     return env
+
+
+def _lws_env(ctx: Context) -> tuple[EnvVar, ...]:
+    """What the LeaderWorkerSet webhook puts first in every container's env: LWS_GROUP_SIZE =
+    the group size (sigs.k8s.io/lws pkg/utils/pod/pod_utils.go AddLWSVariables, from the size
+    annotation, which is spec.leaderWorkerTemplate.size; a variable the container defines
+    itself wins: addEnvVarsIfNotExists).  LWS_LEADER_ADDRESS and LWS_WORKER_INDEX differ per
+    group and pod: they stay unknown."""
+    size = ctx.group_size
+    if size is None or not isinstance(size.value, str) or not size.value.isdigit():
+        return ()
+    return (EnvVar("LWS_GROUP_SIZE", size.value, size.span),)
 
 
 def expand_k8s(doc: Doc, node: Any, env: dict[str, EnvVar]) -> Word:
@@ -283,7 +297,7 @@ def _extract_container(doc: Doc, container: Any, ctx: Context,
     args = get(container, "args")
     if image_node is None and command is None and args is None:
         return
-    env = _env(doc, container)
+    env = _env(doc, container, _lws_env(ctx))
     name_node = get(container, "name")
     gpus, requests_only = _gpus(doc, container)
     shm: Located | None = None

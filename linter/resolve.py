@@ -77,28 +77,60 @@ class Layout:
                                          ("dp_local", self.dp_local), ("pcp", self.pcp))
                 if s.given]
 
+    @property
+    def gpus_used(self) -> int:
+        return self.gpus_per_node
 
-def _size(setting: Setting, default: int = 1) -> tuple[Size, bool]:
+    def needed_text(self) -> str:
+        """How the GPUs this launch uses on its node are made up."""
+        world = f"world size {self.world_size} ({self.describe_world()})"
+        if self.nnodes_within_dp > 1:
+            world += f" over {self.nnodes_within_dp} nodes"
+        if self.dp_local.value > 1:
+            return f"{self.dp_local.value} local engines (dp) × {world}"
+        return world
+
+    def formula(self) -> str:
+        return (f"GPUs needed per node = dp_local {self.dp_local.value} × world size "
+                f"{self.world_size} / nodes per engine {self.nnodes_within_dp} = "
+                f"{self.gpus_per_node}")
+
+    def short_of(self, have: int) -> str:
+        return ("vLLM refuses to start (world size larger than the available GPUs, "
+                "vllm/config/parallel.py)")
+
+    def sizes(self) -> dict[str, int]:
+        return {"tp": self.tp.value, "pp": self.pp.value, "dp": self.dp.value,
+                "dp_local": self.dp_local.value, "pcp": self.pcp.value}
+
+
+def parallel_size(setting: Setting, default: int = 1, least: int = 1) -> tuple[Size, bool]:
+    """One size setting as a Size, and whether it is usable (known, an int ≥ ``least``)."""
     value = setting.value
     ok = setting.known and (not setting.given or isinstance(value, int))
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+    if not isinstance(value, int) or isinstance(value, bool) or value < least:
         value = default
         ok = ok and not setting.given
     return Size(value, setting.given, setting.span), ok
 
 
-def layout(inv: Invocation) -> Layout | None:
-    """The launch's layout; None for engines without vLLM's parallel sizes."""
-    if not ENGINES[inv.engine].has(PARALLEL_LAYOUT):
+
+def layout(inv: Invocation, launch: Launch) -> Layout | None:
+    """The launch's layout: vLLM's, or the one an engine with its own GPU arithmetic gives
+    (``Engine.layout``); None for engines without parallel sizes."""
+    engine = ENGINES[inv.engine]
+    if engine.layout is not None:
+        return engine.layout(inv, launch)
+    if not engine.has(PARALLEL_LAYOUT):
         return None
-    tp, ok1 = _size(inv.tensor_parallel_size)
-    pp, ok2 = _size(inv.pipeline_parallel_size)
-    dp, ok3 = _size(inv.data_parallel_size)
-    pcp, ok4 = _size(inv.prefill_context_parallel_size)
-    nnodes, ok5 = _size(inv.nnodes)
+    tp, ok1 = parallel_size(inv.tensor_parallel_size)
+    pp, ok2 = parallel_size(inv.pipeline_parallel_size)
+    dp, ok3 = parallel_size(inv.data_parallel_size)
+    pcp, ok4 = parallel_size(inv.prefill_context_parallel_size)
+    nnodes, ok5 = parallel_size(inv.nnodes)
     local_setting = inv.data_parallel_size_local
     if local_setting.given:
-        dp_local, ok6 = _size(local_setting)
+        dp_local, ok6 = parallel_size(local_setting)
     elif inv.data_parallel_rank.given:
         # external load balancing: each process is one DP rank (vLLM requires
         # --data-parallel-size-local 1 with an external rank; vllm-notes.md §5)

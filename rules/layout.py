@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from mgpu_lint.deployment import Deployment
-from mgpu_lint.engines.adapter import PARALLEL_LAYOUT
+from mgpu_lint.engines.adapter import GPU_LAYOUT, PARALLEL_LAYOUT
+from mgpu_lint.facts.peers import physical_gpus
 from mgpu_lint.facts.ray import RAY_PG_WAIT_S, local_ray, ray_backed
 from mgpu_lint.findings import Finding, Related, Severity
 from mgpu_lint.fixes import Fix, set_gpu_count
@@ -38,12 +39,7 @@ def usable_layout(d: Deployment) -> Layout | None:
 
 def gpus_needed_text(lay: Layout) -> str:
     """How the GPUs this launch uses on its node are made up."""
-    world = f"world size {lay.world_size} ({lay.describe_world()})"
-    if lay.nnodes_within_dp > 1:
-        world += f" over {lay.nnodes_within_dp} nodes"
-    if lay.dp_local.value > 1:
-        return f"{lay.dp_local.value} local engines (dp) × {world}"
-    return world
+    return lay.needed_text()
 
 
 def _nnodes_broken(lay: Layout) -> bool:
@@ -63,9 +59,10 @@ def _size_to_change(d: Deployment, lay: Layout) -> tuple[Span, list[Related]]:
 
 @rule("MG101", "gpu-count-mismatch", Severity.ERROR,
       "the parallel layout needs more (or fewer) GPUs than the launch gets",
-      needs={PARALLEL_LAYOUT},
+      needs={GPU_LAYOUT},
       reads=("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size",
-          "data_parallel_size_local", "prefill_context_parallel_size", "nnodes", "device_ids"))
+          "data_parallel_size_local", "prefill_context_parallel_size", "nnodes", "device_ids",
+          "enable_dp_attention", "base_gpu_id", "gpu_id_step"))
 def gpu_count_mismatch(d: Deployment) -> Iterator[Finding]:
     """
     What it does: compares the GPUs a vLLM launch uses on its node — data-parallel engines on
@@ -88,6 +85,13 @@ def gpu_count_mismatch(d: Deployment) -> Iterator[Finding]:
     vLLM waits 1,800 s for a placement group before failing (vllm/v1/executor/ray_utils.py
     initialize_ray_cluster, _wait_until_pg_ready).
 
+    SGLang places its schedulers itself: GPU base_gpu_id + (pp rank × tp per node) + tp rank
+    × gpu_id_step, with tp and pp split over `--nnodes` (sglang/srt/entrypoints/engine.py
+    _launch_subprocesses), and `--dp` copies side by side unless `--enable-dp-attention` puts
+    them inside tp; a scheduler whose GPU index is past the visible GPUs fails in
+    `set_device`. Where data-parallel copies go differs between SGLang releases, so `--dp` is
+    checked only when the image pins 0.4.10.post2 or 0.5.5.
+
     Use instead: make the request match — `nvidia.com/gpu: 8` for tp 4 × pp 2 — or change
     the parallel sizes. Launches whose GPUs come from a Ray cluster (KubeRay pods, `ray
     start`, RAY_ADDRESS) are not compared, nor counts nobody states (`count: all`, compose
@@ -96,6 +100,18 @@ def gpu_count_mismatch(d: Deployment) -> Iterator[Finding]:
     lay = usable_layout(d)
     g = d.gpu
     if lay is None or g is None or g.count is None or g.count_span is None:
+        return
+    if not d.adapter.has(PARALLEL_LAYOUT):
+        # an engine with its own GPU placement (SGLang): the GPUs the node shows against the
+        # highest index a scheduler sets, and the distinct ones it uses
+        # GPUs a host lists (CUDA_VISIBLE_DEVICES, device ids) may be split between launches
+        # with --base-gpu-id: only a container's own count makes unused GPUs idle
+        exclusive = physical_gpus(d.launch) is None
+        yield from _compare(d, lay, lay.gpus_per_node, lay.needed_text(), g.count, receiver(d),
+                            g.count_origin + at_line(d, g.count_span), g.count_span,
+                            "on this node", [], lay.formula(),
+                            used=lay.gpus_used if exclusive else 0,
+                            raise_hint="more --tp-size, or --dp-size for replicas")
         return
     group = _group(d)
     if group is None or _nnodes_broken(lay):
@@ -153,28 +169,27 @@ def gpu_count_mismatch(d: Deployment) -> Iterator[Finding]:
                f"[{rank * lay.world_size}, {(rank + 1) * lay.world_size}) of only {have} "
                "visible, so its start-up fails (vllm/v1/engine/utils.py "
                "get_physical_gpu_ids_for_local_dp_rank)")
-    yield from _compare(d, lay, need, gpus_needed_text(lay), have, receiver(d), origin, have_span,
-                        "on this node", [],
-                        f"GPUs needed per node = dp_local {lay.dp_local.value} × world size "
-                        f"{lay.world_size} / nodes per engine {lay.nnodes_within_dp} = {need}",
-                        why)
+    yield from _compare(d, lay, need, lay.needed_text(), have, receiver(d), origin, have_span,
+                        "on this node", [], lay.formula(), why)
 
 
 def _compare(d: Deployment, lay: Layout, need: int, how: str, have: int, receiver: str,
              origin: str, have_span: Span, where: str, extra: list[Related], formula: str,
-             why: str | None = None) -> Iterator[Finding]:
-    if need == have:
+             why: str | None = None, used: int | None = None,
+             raise_hint: str = "more -tp, or -dp for replicas") -> Iterator[Finding]:
+    """``need``: the GPUs the node must show; ``used``: the distinct GPUs the launch takes (the
+    same unless the engine starts past GPU 0 or skips indices, or the GPUs may be another
+    launch's too: then only a shortfall counts)."""
+    used = need if used is None else used
+    if need == have and used == have:
         return
     gets = f"{receiver} gets {plural(have)} ({origin})"
-    data = {"needed": need, "available": have, "tp": lay.tp.value, "pp": lay.pp.value,
-            "dp": lay.dp.value, "dp_local": lay.dp_local.value, "pcp": lay.pcp.value}
+    data = {"needed": need, "available": have, **lay.sizes()}
     gpus_there = Related(d.source, have_span, f"{plural(have)} given here")
     if need > have:
         span, related = _size_to_change(d, lay)
         yield gpu_count_mismatch.finding(
-            f"{how} needs {plural(need)} {where} but {gets}: " + (why or (
-                "vLLM refuses to start (world size larger than the available GPUs, "
-                "vllm/config/parallel.py)")),
+            f"{how} needs {plural(need)} {where} but {gets}: " + (why or lay.short_of(have)),
             d.source, span, math=(formula,),
             hint=f"give it {plural(need)}, or lower the parallel sizes to fit {have}",
             related=(*related, gpus_there, *extra), data=data,
@@ -183,12 +198,15 @@ def _compare(d: Deployment, lay: Layout, need: int, how: str, have: int, receive
         return
     sizes = [Related(d.source, s.span, f"{n} {s.value}") for n, s in lay.explicit_sizes
              if s.span is not None]
-    idle = have - need
+    if used < need:
+        # the engine starts past GPU 0 or skips indices on purpose (another process may hold
+        # the GPUs below): only a shortfall is certain
+        return
+    idle = have - used
     yield gpu_count_mismatch.finding(
-        f"{gets} but {how} uses {need}: {plural(idle)} stay{'s' if idle == 1 else ''} idle",
+        f"{gets} but {how} uses {used}: {plural(idle)} stay{'s' if idle == 1 else ''} idle",
         d.source, have_span, math=(formula,),
-        hint=f"request {plural(need)}, or raise the parallel sizes (more -tp, or -dp for "
-             "replicas)",
+        hint=f"request {plural(need)}, or raise the parallel sizes ({raise_hint})",
         related=(*sizes, *extra), data=data, fix=_count_fix(d, have_span, have, need, extra),
         severity=Severity.WARNING,
     )

@@ -311,6 +311,31 @@ TABLE: list[Behaviour] = [
               "starts on 8 GPUs: dp attention splits the tp ranks (tp_size % dp_size == 0)",
               "sglang/srt/managers/data_parallel_controller.py launch_dp_attention_schedulers "
               "(0.5.5)", {}, ("MG101",), release=None),
+    Behaviour("sglang-tp-past-visible-gpus", f"CUDA_VISIBLE_DEVICES=0,1,2,3 python3 -m "
+              f"sglang.launch_server --model-path {LLAMA} --tp 8",
+              "the scheduler of tp rank 4 calls set_device(4) and fails (invalid device ordinal)",
+              "sglang/srt/entrypoints/engine.py _launch_subprocesses (gpu_id = base_gpu_id + "
+              "tp rank) and model_executor/model_runner.py init_torch_distributed (0.4.10.post2, "
+              "0.5.5; the same loop in managers/data_parallel_controller.py of 0.5.23)",
+              {"MG101": "error"}, release=None),
+    Behaviour("sglang-base-gpu-id-past-visible", f"CUDA_VISIBLE_DEVICES=0,1,2,3 python3 -m "
+              f"sglang.launch_server --model-path {LLAMA} --tp 2 --base-gpu-id 3",
+              "tp ranks take GPUs 3 and 4: the scheduler for GPU 4 fails",
+              "sglang/srt/entrypoints/engine.py _launch_subprocesses (0.4.10.post2, 0.5.5)",
+              {"MG101": "error"}, release=None),
+    Behaviour("sglang-two-nodes-tp-split", f"CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7 python3 -m "
+              f"sglang.launch_server --model-path {LLAMA} --tp 16 --nnodes 2 --node-rank 1 "
+              "--dist-init-addr 10.0.0.1:20000",
+              "each node runs tp 16 / 2 = 8 ranks on its GPUs 0-7",
+              "sglang/srt/entrypoints/engine.py _launch_subprocesses (tp_size_per_node = "
+              "tp_size // (nnodes // pp_size), 0.4.10.post2, 0.5.5)", {}, ("MG101",),
+              release=None),
+    Behaviour("sglang-dp-copies-unpinned", f"CUDA_VISIBLE_DEVICES=0,1,2,3 python3 -m "
+              f"sglang.launch_server --model-path {LLAMA} --tp 4 --dp 2",
+              "0.5.5 starts dp rank 1 at GPU 4 and fails; 0.5.23 replaced --dp placement "
+              "(arg_groups/parallel_hook.py): with no release pinned nothing is said",
+              "sglang/srt/managers/data_parallel_controller.py launch_dp_schedulers (0.5.5)",
+              {}, ("MG101",), release=None),
     Behaviour("sglang-default-loopback-behind-service", "deploy.yaml",
               "binds ServerArgs.host 127.0.0.1: the Service reaches nothing",
               "sglang/srt/server_args.py ServerArgs.host (0.4.10.post2, 0.5.5)",

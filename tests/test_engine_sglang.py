@@ -12,7 +12,7 @@ from types import ModuleType
 
 import pytest
 from mgpu_lint.engines import ENGINES
-from mgpu_lint.engines.adapter import HTTP_API, PARALLEL_LAYOUT
+from mgpu_lint.engines.adapter import GPU_LAYOUT, HTTP_API, PARALLEL_LAYOUT
 from mgpu_lint.engines.catalog import SGLANG_VERSIONS, sglang_catalog
 from mgpu_lint.findings import Finding
 from mgpu_lint.source import SourceFile
@@ -134,15 +134,17 @@ def test_catalog_facts() -> None:
 
 
 def test_engine_interface() -> None:
-    """HTTP rules run on SGLang; vLLM's layout, memory and start-up rules do not."""
+    """HTTP rules and the GPU count (its own layout) run on SGLang; vLLM's layout, memory and
+    start-up rules do not."""
     from mgpu_lint.rules import checks_for
 
     engine = ENGINES["sglang"]
     assert engine.has(HTTP_API) and not engine.has(PARALLEL_LAYOUT)
     assert engine.default_port == 30000 and engine.api_key_env == ()
     codes = {r.code for r in checks_for(engine)}
-    assert {"MG605", "MG606", "MG702"} <= codes
-    assert not {"MG101", "MG102", "MG301", "MG305", "MG501", "MG601", "MG801"} & codes
+    assert {"MG101", "MG605", "MG606", "MG702"} <= codes
+    assert engine.has(GPU_LAYOUT) and engine.layout is not None
+    assert not {"MG102", "MG301", "MG305", "MG501", "MG601", "MG801"} & codes
 
 
 # ------------------------------------------------------------------ recognition

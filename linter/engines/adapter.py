@@ -40,7 +40,12 @@ VLLM_ARGS = "vllm-args"
 # devices (common/arg.cpp).
 LLAMA_ARGS = "llama-args"
 
-CAPABILITIES = frozenset({HTTP_API, RPC_WORKER, PARALLEL_LAYOUT, VLLM_ARGS, LLAMA_ARGS})
+# The engine states which GPUs of its node it uses (``Deployment.layout``: vLLM's Layout, or
+# the one ``Engine.layout`` builds), so the GPU count can be checked against them (MG101).
+GPU_LAYOUT = "gpu-layout"
+
+CAPABILITIES = frozenset({HTTP_API, RPC_WORKER, GPU_LAYOUT, PARALLEL_LAYOUT, VLLM_ARGS,
+                          LLAMA_ARGS})
 
 
 @dataclass(frozen=True)
@@ -75,6 +80,11 @@ class Engine:
     # whether a launch starts no API server (a worker rank of a multi-node engine): rules
     # about the API's readiness do not apply; None: every launch serves the API
     no_api: Callable[["Deployment"], bool] | None = None
+    # an engine with GPU arithmetic of its own (not vLLM's PARALLEL_LAYOUT): the layout object
+    # ``Deployment.layout`` holds for it (``gpus_per_node``, ``gpus_used``, ``needed_text()``,
+    # ``formula()``, ``short_of(have)``, ``sizes()``, as resolve.Layout has them); the
+    # GPU_LAYOUT rules (MG101) compare it with the launch's GPUs
+    layout: Callable[["Invocation", "Launch"], object] | None = None
 
     def has(self, *capabilities: str) -> bool:
         return all(c in self.capabilities for c in capabilities)

@@ -34,7 +34,7 @@ from typing import Any
 from ..findings import Finding, Severity
 from ..launch import ENTRY_SGLANG_SERVE, SGLANG, Launch
 from ..source import Span, Word
-from .adapter import HTTP_API, Bind, Engine
+from .adapter import GPU_LAYOUT, HTTP_API, Bind, Engine
 from .catalog import SGLANG_VERSIONS, FlagCatalog, Match, OptionSpec, sglang_catalog
 from .invocation import Builder, Invocation, ModelRef, OptionValue
 
@@ -437,20 +437,23 @@ def _no_api(d: Any) -> bool:
     return rank.given and d.context.role == "worker"
 
 
+def _layout(inv: Invocation, launch: Launch) -> object:
+    # resolve (which facts/ builds on) imports the engines: this module imports it when asked
+    from ..facts.sglang_layout import layout
+
+    return layout(inv, pinned_release(launch))
+
+
 ENGINE = Engine(
     name=SGLANG, display="SGLang", label="SGLang",
-    # PARALLEL_LAYOUT is not claimed: SGLang's sizes do not follow vLLM's arithmetic. With
-    # --enable-dp-attention the dp ranks live inside tp (tp_size % dp_size == 0, the GPUs are
-    # tp × pp); without it dp_size > 1 starts dp copies of tp × pp; across nodes tp is split
-    # by nnodes / pp (sglang/srt/managers/data_parallel_controller.py
-    # launch_tensor_parallel_group, sglang/srt/entrypoints/engine.py _launch_subprocesses,
-    # 0.5.5), and multi-node dp without dp attention is refused (server_args.py
-    # check_server_args).  A layout of its own is needed before the layout rules run on it.
-    capabilities=frozenset({HTTP_API}),
+    # PARALLEL_LAYOUT (vLLM's arithmetic) is not claimed: with --enable-dp-attention the dp
+    # ranks live inside tp, and GPUs are placed by SGLang's own loop — the layout of
+    # linter/facts/sglang_layout.py, which GPU_LAYOUT's rule (MG101) checks.
+    capabilities=frozenset({GPU_LAYOUT, HTTP_API}),
     parse=parse_sglang, catalog=sglang_catalog,
     default_port=30000,  # ServerArgs.port (sglang/srt/server_args.py, 0.4.10.post2, 0.5.5)
     host_flag="--host", default_bind=_default_bind,
     # --api-key only: http_server.py adds add_api_key_middleware when server_args.api_key is
     # set; no environment variable sets it (0.5.5)
-    hub_model_ref=True, no_api=_no_api,
+    hub_model_ref=True, no_api=_no_api, layout=_layout,
 )

@@ -19,7 +19,7 @@ from ..findings import Finding, Severity
 from ..fixes import replace_span
 from ..launch import ENTRY_VLLM_API_SERVER, ENTRY_VLLM_SERVE, VLLM, Launch
 from ..source import Span, Word
-from .adapter import HTTP_API, PARALLEL_LAYOUT, VLLM_ARGS, Bind, Engine
+from .adapter import GPU_LAYOUT, HTTP_API, PARALLEL_LAYOUT, VLLM_ARGS, Bind, Engine
 from .catalog import (
     FlagCatalog,
     Match,
@@ -576,7 +576,7 @@ def _default_bind(d: object) -> Bind:
 
 ENGINE = Engine(
     name=VLLM, display="vLLM", label="vLLM",
-    capabilities=frozenset({HTTP_API, PARALLEL_LAYOUT, VLLM_ARGS}),
+    capabilities=frozenset({HTTP_API, GPU_LAYOUT, PARALLEL_LAYOUT, VLLM_ARGS}),
     parse=parse_vllm, catalog=vllm_catalog,
     default_port=8000,  # vllm/entrypoints/openai/cli_args.py FrontendArgs.port (0.30.0)
     host_flag="--host", default_bind=_default_bind,

@@ -413,16 +413,13 @@ def _report(fmt: str, findings: list[Any], run: Any, args: dict[str, Any], out: 
     if fmt == "json":
         from .report.json_report import render as render_json
 
-        out.write(render_json(findings, summary, _rule_names()))
+        out.write(render_json(findings, summary, _rule_names(_docs_url(args))))
     elif fmt == "sarif":
-        from .config import config_for
         from .report.sarif import render as render_sarif
         from .rules import ALL
 
-        root = args.get("project_root")
-        docs_url = config_for(os.path.join(root or os.getcwd(), "x"),
-                              args.get("_config")).settings.docs_url
-        out.write(render_sarif(findings, ALL, root=root, docs_url=docs_url))
+        out.write(render_sarif(findings, ALL, root=args.get("project_root"),
+                               docs_url=_docs_url(args)))
     elif fmt == "github":
         from .report.github import render as render_github
 
@@ -457,10 +454,19 @@ def _statistics(findings: list[Any], json_output: bool) -> str:
     return "".join(f"{c}  {name:<{name_w}}  {n:>{count_w}}\n" for c, name, n in rows)
 
 
-def _rule_names() -> dict[str, tuple[str, str]]:
+def _rule_names(docs_url: str | None = None) -> dict[str, tuple[str, str]]:
+    """Code -> (name, link to its page: ``docs-url`` or the shipped page; "" when none)."""
     from .rules import ALL
 
-    return {r.code: (r.name, r.url) for r in ALL}
+    return {r.code: (r.name, r.url(docs_url) or "") for r in ALL}
+
+
+def _docs_url(args: dict[str, Any]) -> str | None:
+    """``docs-url`` of the configuration at the project root (or the working directory)."""
+    from .config import config_for
+
+    root = args.get("project_root")
+    return config_for(os.path.join(root or os.getcwd(), "x"), args.get("_config")).settings.docs_url
 
 
 # -- the typer sub-commands ---------------------------------------------------------------------

@@ -60,7 +60,7 @@ class Settings:
     force_exclude: bool = False
     models: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     gpus: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    docs_url: str | None = None  # rule pages for SARIF helpUri: a URL template with {code}
+    docs_url: str | None = None  # rule pages for links (report/rule_pages.py): a URL, {code}
     stated: frozenset[str] = frozenset()
 
 

@@ -33,7 +33,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from pygls.workspace import TextDocument
 
 from . import __version__
-from .config import CONFIG_NAMES, ConfigError, find_for_directory
+from .config import CONFIG_NAMES, ConfigError, config_for, find_for_directory
 from .discover import kind_by_content, kind_by_name
 from .findings import Finding, Severity
 from .options import Options
@@ -150,7 +150,7 @@ def _message(f: Finding) -> str:
     return "\n".join(lines)
 
 
-def diagnostics(uri: str, text: str, findings: Iterable[Finding], urls: dict[str, str],
+def diagnostics(uri: str, text: str, findings: Iterable[Finding], urls: dict[str, str | None],
                 encoding: str = types.PositionEncodingKind.Utf16) -> list[types.Diagnostic]:
     """LSP diagnostics for ``findings`` made from ``text`` (the document at ``uri``)."""
     positions = PositionMap(text, encoding)
@@ -167,13 +167,13 @@ def diagnostics(uri: str, text: str, findings: Iterable[Finding], urls: dict[str
                 where = types.Location(uri=from_fs_path(os.path.abspath(r.source.path)) or "",
                                        range=pm.range(r.span))
             related.append(types.DiagnosticRelatedInformation(location=where, message=r.message))
+        href = urls.get(f.code)
         out.append(types.Diagnostic(
             range=positions.range(f.span, shift),
             message=_message(f),
             severity=SEVERITIES[f.severity],
             code=f.code,
-            code_description=types.CodeDescription(
-                href=urls.get(f.code, f"https://mgpu-lint.dev/rules/{f.code}")),
+            code_description=types.CodeDescription(href=href) if href else None,
             source=SOURCE,
             related_information=related or None,
         ))
@@ -212,16 +212,28 @@ def create_server() -> LanguageServer:
     from .rules import ALL
 
     server = LanguageServer(SOURCE, __version__)
-    urls = {r.code: r.url for r in ALL}
     rules = {r.code: r for r in ALL}
     state = _State()
+    links: dict[str | None, dict[str, str | None]] = {}  # docs-url -> code -> link
+
+    def urls_for(doc: TextDocument) -> dict[str, str | None]:
+        """Each rule's link for ``doc``: the ``docs-url`` of the configuration closest to it,
+        else the rule page shipped with the package (report/rule_pages.py)."""
+        path = to_fs_path(doc.uri)
+        try:
+            docs_url = config_for(path or "<stdin>", None).settings.docs_url
+        except ConfigError:
+            docs_url = None
+        if docs_url not in links:
+            links[docs_url] = {code: r.url(docs_url) for code, r in rules.items()}
+        return links[docs_url]
 
     def encoding(ls: LanguageServer) -> str:
         return ls.workspace.position_encoding or types.PositionEncodingKind.Utf16
 
     def send(ls: LanguageServer, doc: TextDocument, text: str, findings: list[Finding],
              version: int | None) -> None:
-        found = diagnostics(doc.uri, text, findings, urls, encoding(ls))
+        found = diagnostics(doc.uri, text, findings, urls_for(doc), encoding(ls))
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
             uri=doc.uri, diagnostics=found, version=version))
 
@@ -240,6 +252,7 @@ def create_server() -> LanguageServer:
 
     def relint_all(ls: LanguageServer) -> None:
         find_for_directory.cache_clear()
+        links.clear()
         state.linted.clear()
         for doc in list(ls.workspace.text_documents.values()):
             publish(ls, doc)
@@ -335,6 +348,7 @@ def create_server() -> LanguageServer:
                                         for k in only):
             return out
         want = params.range
+        urls = urls_for(doc)
         for f, diag in zip(findings, diagnostics(doc.uri, text, findings, urls,
                                                  encoding(ls))):
             r = diag.range
@@ -379,6 +393,7 @@ def create_server() -> LanguageServer:
                     matches = [r for k, r in sorted(rules.items()) if k.startswith(code)]
                     if not matches:
                         return None
+                    urls = urls_for(doc)
                     value = "\n\n---\n\n".join(_rule_markdown(r, urls) for r in matches[:5])
                     return types.Hover(contents=types.MarkupContent(
                         kind=types.MarkupKind.Markdown, value=value),
@@ -388,6 +403,7 @@ def create_server() -> LanguageServer:
         if not found:
             return None
         parts = []
+        urls = urls_for(doc)
         for f in found[:3]:
             r = rules.get(f.code)
             head = f"**{f.code}** {f.message}"
@@ -398,9 +414,10 @@ def create_server() -> LanguageServer:
     return server
 
 
-def _rule_markdown(r: Rule, urls: dict[str, str]) -> str:
-    return (f"### {r.code} {r.name}\n\n{r.summary}\n\n{r.explanation or ''}\n\n"
-            f"[{r.code}]({urls.get(r.code, '')})")
+def _rule_markdown(r: Rule, urls: dict[str, str | None]) -> str:
+    text = f"### {r.code} {r.name}\n\n{r.summary}\n\n{r.explanation or ''}"
+    href = urls.get(r.code)
+    return f"{text}\n\n[{r.code}]({href})" if href else text
 
 
 def _disable_edit(f: Finding) -> tuple[Span, str] | None:

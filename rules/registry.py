@@ -46,9 +46,12 @@ class Rule:
         """A finding of this rule: its code, and its severity unless the case sets another."""
         return Finding(self.code, severity or self.severity, message, source, span, **kw)
 
-    @property
-    def url(self) -> str:
-        return f"https://mgpu-lint.dev/rules/{self.code}"
+    def url(self, docs_url: str | None = None) -> str | None:
+        """A link to the rule's page: the configured ``docs-url``, else the page shipped with
+        the package (``file:`` URI); None when there is neither (see report/rule_pages.py)."""
+        from mgpu_lint.report.rule_pages import rule_href
+
+        return rule_href(self.code, docs_url)
 
 
 def rule(code: str, name: str, severity: Severity, summary: str, *,

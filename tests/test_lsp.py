@@ -17,6 +17,8 @@ import pytest
 from mgpu_lint.lsp import PositionMap
 from mgpu_lint.source import Span
 
+from tests.conftest import ROOT
+
 TIMEOUT = 20.0  # seconds for any one message; the first lint also imports the whole linter
 
 DEPLOYMENT = """\
@@ -163,7 +165,9 @@ def test_yaml_diagnostics_with_utf16_columns(client: Client, tmp_path: Path) -> 
     assert flag["range"] == {"start": {"line": 10, "character": start},
                              "end": {"line": 10, "character": start + len("--tensor-paralel-size")}}
     assert flag["severity"] == 1 and flag["source"] == "mgpu-lint"
-    assert flag["codeDescription"]["href"] == "https://mgpu-lint.dev/rules/MG004"
+    # no docs-url configured: the rule page shipped with the package, a file the editor opens
+    page = flag["codeDescription"]["href"]
+    assert page == (ROOT / "docs" / "rules" / "MG004.md").as_uri()
     assert flag["message"].startswith("unknown flag --tensor-paralel-size")
     probe = by_code["MG702"]
     assert probe["severity"] == 2
@@ -421,7 +425,14 @@ def test_config_change_on_disk_is_reapplied(client: Client, tmp_path: Path) -> N
     client.notify("workspace/didChangeWatchedFiles", {"changes": [
         {"uri": config.as_uri(), "type": 1}]})
     assert "MG013" not in {d["code"] for d in client.diagnostics(uri)["diagnostics"]}
-    config.write_text("ignore = []\n")
+    config.write_text('ignore = []\ndocs-url = "https://docs.example.org/mgpu/{code}.html"\n')
     client.notify("workspace/didChangeWatchedFiles", {"changes": [
         {"uri": config.as_uri(), "type": 2}]})
-    assert "MG013" in {d["code"] for d in client.diagnostics(uri)["diagnostics"]}
+    diags = {d["code"]: d for d in client.diagnostics(uri)["diagnostics"]}
+    assert "MG013" in diags
+    # the configured docs-url is every link now: diagnostics and hover
+    assert diags["MG013"]["codeDescription"]["href"] == \
+        "https://docs.example.org/mgpu/MG013.html"
+    hover = client.request("textDocument/hover", {"textDocument": {"uri": uri},
+                                                  "position": diags["MG013"]["range"]["start"]})
+    assert "(https://docs.example.org/mgpu/MG013.html)" in hover["contents"]["value"]

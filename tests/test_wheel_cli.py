@@ -74,7 +74,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     src.mkdir()
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, src / name)
-    for d in ("linter", "rules", "grammars"):
+    for d in ("linter", "rules", "grammars", "docs"):
         shutil.copytree(ROOT / d, src / d, ignore=shutil.ignore_patterns("__pycache__"))
     dist = work / "dist"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(dist),
@@ -115,6 +115,25 @@ def test_installed_cli_lints_and_helps(installed: Path, tmp_path: Path) -> None:
         proc = _run(installed, argv, tmp_path)
         assert proc.returncode == 0, (argv, proc.stderr)
         assert proc.stdout and "Traceback" not in proc.stderr
+
+
+def test_installed_package_ships_the_rule_pages(installed: Path, tmp_path: Path) -> None:
+    """The links in JSON (and the language server's codeDescription) name the rule pages of
+    the installed package, which must be there, as docs/rules has them."""
+    import json
+    from urllib.parse import urlparse
+    from urllib.request import url2pathname
+
+    script = tmp_path / "run.sh"
+    script.write_text("#!/bin/sh\nvllm serve Qwen/Qwen3-8B --tensor-paralel-size 2\n")
+    proc = _run(installed, ["--format", "json", str(script)], tmp_path)
+    (found,) = [f for f in json.loads(proc.stdout)["findings"] if f["code"] == "MG004"]
+    page = Path(url2pathname(urlparse(found["url"]).path))
+    assert found["url"].startswith("file://") and page.name == "MG004.md"
+    assert page.is_relative_to(installed.parents[1])  # inside the venv, not the checkout
+    assert page.read_text("utf-8") == (ROOT / "docs" / "rules" / "MG004.md").read_text("utf-8")
+    shipped = {p.name for p in page.parent.glob("*.md")}
+    assert shipped == {p.name for p in (ROOT / "docs" / "rules").glob("*.md")}
 
 
 @pytest.mark.parametrize(("name", "text", "expected"), CONFIG_ERRORS,

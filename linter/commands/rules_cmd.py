@@ -22,7 +22,7 @@ def rule_dict(r: Any) -> dict[str, Any]:
         "path": doc.example.path, "source": doc.example.source, "report": doc.example.report}
     return {"code": r.code, "name": r.name, "severity": r.severity.value, "summary": r.summary,
             "explanation": r.explanation, "sections": doc.sections, "example": example,
-            "url": r.url}
+            "url": r.url()}
 
 
 def register(app: typer.Typer) -> None:

@@ -11,8 +11,10 @@ What GitHub code scanning uses (docs.github.com, "SARIF support for code scannin
 ``partialFingerprints`` (here ``mgpuLint/v1``: rule, artifact and the finding's normalised text
 and line, plus an occurrence count, so an edit elsewhere in the file keeps every alert's
 identity); rule ``properties.security-severity`` (a number 0.0-10.0 as a string) and the
-``security`` tag on the exposure rules (MG6xx); ``helpUri`` and ``help.markdown``.  ``fixes``
-carry the same edits as ``--fix``.
+``security`` tag on the exposure rules (MG6xx); ``help.text`` and ``help.markdown`` (the rule's
+page, as ``docs/rules/CODE.md`` has it, shown with the alert); ``helpUri`` only when the
+configuration names ``docs-url`` (``rule_pages.py``: nothing publishes the pages, and a path on
+the machine that ran the linter opens nowhere).  ``fixes`` carry the same edits as ``--fix``.
 """
 
 from __future__ import annotations
@@ -29,12 +31,12 @@ from urllib.parse import quote
 from .. import __version__
 from ..findings import Finding, Severity
 from ..source import SourceFile, Span
+from .rule_pages import help_uri
 
 if TYPE_CHECKING:
     from ..rules.registry import Rule
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
-INFORMATION_URI = "https://mgpu-lint.dev"
 SRCROOT = "%SRCROOT%"
 LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 
@@ -103,7 +105,6 @@ def _text(f: Finding) -> str:
 FINGERPRINT = "mgpuLint/v1"
 # GitHub's scale: over 9.0 critical, 7.0-8.9 high, 4.0-6.9 medium, 0.1-3.9 low
 SECURITY_SEVERITY = {Severity.ERROR: "8.1", Severity.WARNING: "5.3", Severity.INFO: "3.1"}
-RULE_DOCS = "docs/rules"  # the rule pages in mgpu-lint's repository (docs/rules/MG101.md)
 
 
 def project_root(start: str | None = None) -> str:
@@ -120,31 +121,29 @@ def project_root(start: str | None = None) -> str:
         d = parent
 
 
-def help_uri(code: str, docs_url: str | None) -> str:
-    """The rule's page: the configured ``docs-url`` (``{code}`` replaced, else the code appended
-    as ``CODE.md``), else the page's path in mgpu-lint's repository."""
-    if docs_url:
-        if "{code}" in docs_url:
-            return docs_url.replace("{code}", code)
-        return f"{docs_url.rstrip('/')}/{code}.md"
-    return f"{RULE_DOCS}/{code}.md"
-
-
 def is_security_rule(code: str) -> bool:
     return code.startswith("MG6")
 
 
 def _descriptor(rule: Rule, docs_url: str | None = None) -> dict[str, Any]:
+    from ..rules.docs import render_markdown, render_text, rule_doc
+
     explanation = rule.explanation or rule.summary
+    doc = rule_doc(rule)
+    page = render_markdown(doc)
+    if page.startswith("<!--"):  # the "generated, do not edit" note of the file
+        page = page.split("\n", 1)[1].lstrip("\n")
     d: dict[str, Any] = {
         "id": rule.code,
         "name": rule.name,
         "shortDescription": {"text": rule.summary},
         "fullDescription": {"text": explanation},
-        "help": {"text": explanation, "markdown": explanation},
-        "helpUri": help_uri(rule.code, docs_url),
+        "help": {"text": render_text(doc), "markdown": page},
         "defaultConfiguration": {"level": LEVELS[rule.severity]},
     }
+    uri = help_uri(rule.code, docs_url)
+    if uri is not None:
+        d["helpUri"] = uri
     if is_security_rule(rule.code):
         d["properties"] = {"tags": ["security", "exposure"],
                            "security-severity": SECURITY_SEVERITY[rule.severity]}
@@ -218,7 +217,7 @@ def render(findings: list[Finding], rules: Iterable[Rule], root: str | None = No
     for f in findings:
         if f.code not in rule_index:  # a code with no registry entry still gets a descriptor
             rule_index[f.code] = len(descriptors)
-            descriptors.append({"id": f.code, "helpUri": help_uri(f.code, docs_url)})
+            descriptors.append({"id": f.code})
     artifacts = _Artifacts(root if root is not None else project_root())
     seen: dict[tuple[str, str, str], int] = {}
     results = [_result(f, rule_index[f.code], artifacts, seen) for f in findings]
@@ -227,7 +226,6 @@ def render(findings: list[Finding], rules: Iterable[Rule], root: str | None = No
             "name": "mgpu-lint",
             "version": __version__,
             "semanticVersion": __version__,
-            "informationUri": INFORMATION_URI,
             "rules": descriptors,
         }},
         "originalUriBaseIds": {SRCROOT: {"uri": Path(artifacts.root).as_uri().rstrip("/") + "/"}},

@@ -180,7 +180,7 @@ def test_fingerprints_stable_under_an_unrelated_edit(tmp_path: Path,
     after = _results(tmp_path, "serve.sh", edited, capsys)
 
     def prints(run: dict[str, Any]) -> dict[str, tuple[str, int]]:
-        return {r["partialFingerprints"]["mgpuLint/v1"]:
+        return {r["partialFingerprints"]["mgpuLint/v2"]:
                 (r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"])
                 for r in run["results"]}
 
@@ -198,7 +198,7 @@ def test_identical_findings_get_distinct_fingerprints(tmp_path: Path,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     line = "llama-server -m /m.gguf --host 0.0.0.0 --port 8080\n"
     run = _results(tmp_path, "twice.sh", "#!/bin/sh\n" + line + line, capsys)
-    same = [r["partialFingerprints"]["mgpuLint/v1"] for r in run["results"]
+    same = [r["partialFingerprints"]["mgpuLint/v2"] for r in run["results"]
             if r["ruleId"] == "MG605"]
     assert len(same) == 2 and len(set(same)) == 2
 
@@ -272,5 +272,102 @@ def test_github_upload_requirements(log: dict[str, Any]) -> None:
     for r in run["results"]:
         assert rules[r["ruleIndex"]]["id"] == r["ruleId"]
         assert r["message"]["text"]
-        assert r["partialFingerprints"]["mgpuLint/v1"]
+        assert r["partialFingerprints"]["mgpuLint/v2"]
         assert 1 <= len(r["locations"]) <= 10 and len(r.get("relatedLocations", [])) <= 1000
+
+
+# --------------------------------------------------------------------------- logical locations
+
+def _deployment(name: str, container: str = "vllm") -> str:
+    return (f"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {name}\n"
+            f"  namespace: serving\nspec:\n  template:\n    spec:\n      containers:\n"
+            f"        - name: {container}\n          image: vllm/vllm-openai:v0.8.5\n"
+            f"          args: [\"--model\", \"Qwen/Qwen2.5-7B-Instruct\", "
+            f"\"--tensor-paralel-size\", \"2\"]\n")
+
+
+CONFIGMAP = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: unrelated\ndata:\n  a: b\n"
+
+COMPOSE_SERVICE = ("  {name}:\n    image: vllm/vllm-openai:v0.8.5\n"
+                   "    command: [\"--model\", \"Qwen/Qwen2.5-7B-Instruct\", "
+                   "\"--tensor-paralel-size\", \"2\"]\n")
+
+SHELL_FUNCTION = ("{name}() {{\n  vllm serve Qwen/Qwen2.5-7B-Instruct \\\n"
+                  "    --tensor-paralel-size 2\n}}\n")
+
+MARKDOWN_SECTION = ("## {name}\n\n```sh\nvllm serve Qwen/Qwen2.5-7B-Instruct "
+                    "--tensor-paralel-size 2\n```\n\n")
+
+
+def _prints(run: dict[str, Any], code: str = "MG004") -> dict[str, str]:
+    """Fingerprint -> logical location, for the results of ``code``."""
+    out = {}
+    for r in run["results"]:
+        if r["ruleId"] == code:
+            (logical,) = r["locations"][0]["logicalLocations"]
+            out[r["partialFingerprints"]["mgpuLint/v2"]] = logical["fullyQualifiedName"]
+    return out
+
+
+@pytest.mark.parametrize(("name", "before", "after", "logical"), [
+    ("deploy.yaml",
+     _deployment("a") + "---\n" + _deployment("b"),
+     # objects inserted above (one with the same finding), an unrelated line reformatted, a
+     # comment added
+     _deployment("new") + "---\n" + CONFIGMAP + "---\n" + _deployment("a").replace("  namespace: serving\n",
+                                                    "  namespace:   serving   # ours\n")
+     + "---\n# the second one\n" + _deployment("b"),
+     {"Deployment/serving/a/spec.template.spec.containers[vllm]",
+      "Deployment/serving/b/spec.template.spec.containers[vllm]"}),
+    ("compose.yaml",
+     "services:\n" + COMPOSE_SERVICE.format(name="one") + COMPOSE_SERVICE.format(name="two"),
+     "services:\n  other:\n    image: busybox\n" + COMPOSE_SERVICE.format(name="new")
+     + COMPOSE_SERVICE.format(name="one")
+     + "\n\n" + COMPOSE_SERVICE.format(name="two"),
+     {"services.one", "services.two"}),
+    ("serve.sh",
+     "#!/bin/sh\n" + SHELL_FUNCTION.format(name="first") + SHELL_FUNCTION.format(name="second"),
+     "#!/bin/sh\nset -eu\nhelper() {\n  echo hi\n}\n" + SHELL_FUNCTION.format(name="new")
+     + SHELL_FUNCTION.format(name="first")
+     + "\n" + SHELL_FUNCTION.format(name="second"),
+     {"first()/vllm", "second()/vllm"}),
+    ("README.md",
+     "# Serving\n\n" + MARKDOWN_SECTION.format(name="One node")
+     + MARKDOWN_SECTION.format(name="Two nodes"),
+     "# Serving\n\nSome words.\n\n## Before\n\n```sh\necho hi\n```\n\n"
+     + MARKDOWN_SECTION.format(name="One node") + MARKDOWN_SECTION.format(name="Two nodes"),
+     {"One node/block 1", "Two nodes/block 1"}),
+])
+def test_fingerprints_follow_the_logical_object(tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str], name: str,
+                                                before: str, after: str,
+                                                logical: set[str]) -> None:
+    """The same finding in two objects has two fingerprints; inserting an object above and
+    reformatting lines that are not the finding's keeps both."""
+    first = _prints(_results(tmp_path, name, before, capsys))
+    assert set(first.values()) == logical and len(first) == 2
+    second = _prints(_results(tmp_path, name, after, capsys))
+    assert {k: second.get(k) for k in first} == first
+
+
+def test_renaming_the_object_changes_the_fingerprint(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    one = _prints(_results(tmp_path, "d.yaml", _deployment("a"), capsys))
+    renamed = _prints(_results(tmp_path, "d.yaml", _deployment("z"), capsys))
+    other_container = _prints(_results(tmp_path, "d.yaml", _deployment("a", "engine"), capsys))
+    assert len({*one, *renamed, *other_container}) == 3
+
+
+def test_logical_locations_of_a_dockerfile_and_of_text_with_none() -> None:
+    from mgpu_lint.report.logical import Locator
+
+    text = ("FROM python:3.12 AS build\nRUN pip install x\n"
+            "FROM vllm/vllm-openai:v0.8.5\nENTRYPOINT [\"vllm\", \"serve\", \\\n  \"m\"]\n")
+    docker = SourceFile("Dockerfile", text, "dockerfile")
+    at = Locator().at
+    assert at(docker, text.index("pip")).name == "build/RUN"  # type: ignore[union-attr]
+    assert at(docker, text.index('"m"')).name == \
+        "vllm/vllm-openai:v0.8.5/ENTRYPOINT"  # type: ignore[union-attr]
+    assert at(SourceFile("<command>", "vllm serve m", "command"), 3) is None
+    broken = SourceFile("x.yaml", "a: [\n", "yaml")
+    assert at(broken, 1) is None

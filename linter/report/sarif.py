@@ -8,9 +8,11 @@ GitHub code scanning maps results to files whatever folder the linter ran in.  T
 file (``<command>``, ``<stdin>``) is an artifact with its contents and no URI.
 
 What GitHub code scanning uses (docs.github.com, "SARIF support for code scanning"):
-``partialFingerprints`` (here ``mgpuLint/v1``: rule, artifact and the finding's normalised text
-and line, plus an occurrence count, so an edit elsewhere in the file keeps every alert's
-identity); rule ``properties.security-severity`` (a number 0.0-10.0 as a string) and the
+``partialFingerprints`` (here ``mgpuLint/v2``: rule, artifact, the logical location -- the
+Kubernetes object and container, compose service, shell function, Markdown heading and block, see
+``logical.py`` -- and the finding's normalised text and line, plus an occurrence count among
+equal keys, so an edit elsewhere keeps every alert's identity; the logical location is also the
+result's ``logicalLocations``); rule ``properties.security-severity`` (a number 0.0-10.0 as a string) and the
 ``security`` tag on the exposure rules (MG6xx); ``help.text`` and ``help.markdown`` (the rule's
 page, as ``docs/rules/CODE.md`` has it, shown with the alert); ``helpUri`` only when the
 configuration names ``docs-url`` (``rule_pages.py``: nothing publishes the pages, and a path on
@@ -31,6 +33,7 @@ from urllib.parse import quote
 from .. import __version__
 from ..findings import Finding, Severity
 from ..source import SourceFile, Span
+from .logical import Locator
 from .rule_pages import help_uri
 
 if TYPE_CHECKING:
@@ -102,7 +105,7 @@ def _text(f: Finding) -> str:
     return "\n".join(parts)
 
 
-FINGERPRINT = "mgpuLint/v1"
+FINGERPRINT = "mgpuLint/v2"
 # GitHub's scale: over 9.0 critical, 7.0-8.9 high, 4.0-6.9 medium, 0.1-3.9 low
 SECURITY_SEVERITY = {Severity.ERROR: "8.1", Severity.WARNING: "5.3", Severity.INFO: "3.1"}
 
@@ -155,8 +158,9 @@ def _normalised(text: str) -> str:
 
 
 def fingerprint(f: Finding, where: str, occurrence: int) -> str:
-    """Rule + logical location (the artifact) + the finding's normalised text and line; the
-    n-th such finding in the file gets ``occurrence`` n.  Line numbers are not part of it."""
+    """Rule + ``where`` (the artifact and the logical location in it) + the finding's
+    normalised text and line; the n-th such finding there gets ``occurrence`` n.  Line numbers
+    and the order of objects in the file are not part of it."""
     src = f.source
     line_no = src.line_col(f.span.start)[0]
     snippet = _normalised(src.text[f.span.start:f.span.end])
@@ -179,10 +183,13 @@ def _fixes(f: Finding, artifacts: _Artifacts) -> list[dict[str, Any]]:
     }]
 
 
-def _result(f: Finding, rule_index: int, artifacts: _Artifacts,
+def _result(f: Finding, rule_index: int, artifacts: _Artifacts, locator: Locator,
             seen: dict[tuple[str, str, str], int]) -> dict[str, Any]:
     physical = _physical(artifacts, f.source, f.span)
     where = physical["artifactLocation"].get("uri") or f.source.path
+    logical = locator.at(f.source, f.span.start)
+    if logical is not None:
+        where = f"{where}\0{logical.name}"
     base = fingerprint(f, where, 0)
     n = seen.get((f.code, where, base), 0)
     seen[(f.code, where, base)] = n + 1
@@ -191,7 +198,9 @@ def _result(f: Finding, rule_index: int, artifacts: _Artifacts,
         "ruleIndex": rule_index,
         "level": LEVELS[f.severity],
         "message": {"text": _text(f)},
-        "locations": [{"physicalLocation": physical}],
+        "locations": [{"physicalLocation": physical} if logical is None else {
+            "physicalLocation": physical,
+            "logicalLocations": [{"fullyQualifiedName": logical.name, "kind": logical.kind}]}],
         "partialFingerprints": {FINGERPRINT: fingerprint(f, where, n)},
     }
     fixes = _fixes(f, artifacts)
@@ -220,7 +229,8 @@ def render(findings: list[Finding], rules: Iterable[Rule], root: str | None = No
             descriptors.append({"id": f.code})
     artifacts = _Artifacts(root if root is not None else project_root())
     seen: dict[tuple[str, str, str], int] = {}
-    results = [_result(f, rule_index[f.code], artifacts, seen) for f in findings]
+    locator = Locator()
+    results = [_result(f, rule_index[f.code], artifacts, locator, seen) for f in findings]
     run: dict[str, Any] = {
         "tool": {"driver": {
             "name": "mgpu-lint",

@@ -1,0 +1,272 @@
+"""The logical place of a finding: the object it is in, named so that the name survives edits
+elsewhere in the file (SARIF ``logicalLocations`` and the fingerprint's location).
+
+- YAML: the Kubernetes object (``Deployment/ns/name``), then the path down to the innermost
+  list item that has a ``name`` (the container: ``spec.template.spec.containers[vllm]``); a
+  compose file's service (``services.vllm``); another document by its top-level keys.  A YAML
+  document that does not compose is the file.
+- Shell: the function the command is in (or the script's top level) and the command's program.
+- Markdown: the heading above the fenced block and the block's number under it.
+- Dockerfile: the build stage (``FROM … AS name``, else its image) and the instruction.
+
+A name never holds a line number or the index of an object in its file: inserting an object
+above, or re-indenting lines that are not the finding's, keeps it.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass
+from typing import Any
+
+from ..source import SourceFile
+
+
+@dataclass(frozen=True, slots=True)
+class Logical:
+    name: str  # fullyQualifiedName
+    kind: str  # SARIF logicalLocation kind
+
+
+class Locator:
+    """Logical locations in the files of one report (each file is read once)."""
+
+    def __init__(self) -> None:
+        self._files: dict[int, tuple[SourceFile, Any]] = {}
+
+    def at(self, source: SourceFile, offset: int) -> Logical | None:
+        """Where ``offset`` of ``source`` is, as a name; None for text with no structure to
+        name (a ``--command``, a YAML document that does not compose)."""
+        if not source.text:
+            return None
+        hit = self._files.get(id(source))
+        if hit is None or hit[0] is not source:
+            hit = (source, _index(source))
+            self._files[id(source)] = hit
+        index = hit[1]
+        return index(offset) if index is not None else None
+
+
+def _index(source: SourceFile) -> Any:
+    kind = source.kind
+    if kind == "yaml":
+        return _yaml_index(source.text)
+    if kind == "shell":
+        return _shell_index(source)
+    if kind == "markdown":
+        return _markdown_index(source)
+    if kind == "dockerfile":
+        return _dockerfile_index(source)
+    return None
+
+
+# --------------------------------------------------------------------------- YAML
+
+def _scalar(node: Any) -> str | None:
+    return node.value if getattr(node, "id", None) == "scalar" else None
+
+
+def _get(mapping: Any, key: str) -> Any:
+    if getattr(mapping, "id", None) != "mapping":
+        return None
+    for k, v in mapping.value:
+        if _scalar(k) == key:
+            return v
+    return None
+
+
+def _identity(root: Any) -> tuple[str, bool] | None:
+    """``Kind/namespace/name`` of a Kubernetes object, ``compose`` for a compose file (the
+    second item says which), else None."""
+    kind = _scalar(_get(root, "kind"))
+    meta = _get(root, "metadata")
+    name = _scalar(_get(meta, "name")) or _scalar(_get(meta, "generateName"))
+    if kind and name:
+        ns = _scalar(_get(meta, "namespace"))
+        return ("/".join(p for p in (kind, ns, name) if p), False)
+    if getattr(_get(root, "services"), "id", None) == "mapping":
+        return ("compose", True)
+    return None
+
+
+def _contains(node: Any, offset: int) -> bool:
+    return node.start_mark.index <= offset < max(node.end_mark.index, node.start_mark.index + 1)
+
+
+def _path(root: Any, offset: int, compose: bool, unnamed: bool = False) -> str:
+    """The keys from ``root`` down to the innermost named list item holding ``offset`` (for a
+    compose file: down to the service; in a document that names no object, at least its first
+    two keys)."""
+    parts: list[str] = []
+    kept = 0
+    node = root
+    seen = 0
+    while node is not None and seen < 200:  # aliases make a graph; bounded
+        seen += 1
+        nxt = None
+        if node.id == "mapping":
+            for k, v in node.value:
+                if _contains(k, offset) or _contains(v, offset):
+                    key = _scalar(k)
+                    parts.append(key if key is not None else "?")
+                    nxt = v if _contains(v, offset) else None
+                    break
+            if compose and len(parts) == 2 and parts[0] == "services":
+                return "services." + parts[1]
+        elif node.id == "sequence":
+            for i, item in enumerate(node.value):
+                if _contains(item, offset):
+                    name = _scalar(_get(item, "name"))
+                    parts.append(f"[{name}]" if name else f"[{i}]")
+                    if name:
+                        kept = len(parts)
+                    nxt = item
+                    break
+        node = nxt
+    if not kept and unnamed:
+        kept = min(2, len(parts))  # Helm values and the like: `catalog.<model>`
+    return "".join(p if p.startswith("[") or not i else "." + p
+                   for i, p in enumerate(parts[:kept]))
+
+
+def _yaml_index(text: str) -> Any:
+    from ..yamlsrc import YamlError, compose_documents
+
+    docs: list[tuple[int, int, Any, str, bool, bool]] = []
+    try:
+        for root in compose_documents(text):
+            ident = _identity(root)
+            if ident is None:
+                keys = [_scalar(k) or "?" for k, _ in root.value] \
+                    if root.id == "mapping" else [root.id]
+                ident = ("{" + ",".join(keys[:4]) + "}", False)
+            docs.append((root.start_mark.index, root.end_mark.index, root, *ident,
+                         ident[0].startswith("{")))
+    except YamlError:
+        pass  # the documents before the error are named; the rest is the file
+    except RecursionError:
+        return None
+
+    def at(offset: int) -> Logical | None:
+        for start, end, root, ident, compose, unnamed in docs:
+            if start <= offset <= end:
+                path = _path(root, offset, compose, unnamed)
+                if compose:
+                    return Logical(path or "compose", "resource")
+                return Logical(f"{ident}/{path}" if path else ident, "resource")
+        return None
+
+    return at
+
+
+# --------------------------------------------------------------------------- shell
+
+_FUNCTION = re.compile(r"^\s*(?:function\s+([A-Za-z_][\w.:-]*)\s*(?:\(\s*\))?|"
+                       r"([A-Za-z_][\w.:-]*)\s*\(\s*\))\s*\{?\s*(?:#.*)?$")
+_ASSIGN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def _shell_index(source: SourceFile) -> Any:
+    lines = source.text.split("\n")
+    starts = source.line_starts()
+    # the function each line is in: from `name() {` to the `}` at its indentation
+    function: list[str | None] = [None] * len(lines)
+    current: str | None = None
+    indent = ""
+    for i, line in enumerate(lines):
+        m = _FUNCTION.match(line)
+        if current is None and m:
+            current = m.group(1) or m.group(2)
+            indent = line[:len(line) - len(line.lstrip())]
+            function[i] = current
+            continue
+        function[i] = current
+        if current is not None and line.rstrip() == indent + "}":
+            current = None
+
+    def command_start(line: int) -> int:
+        while line > 0 and lines[line - 1].rstrip("\r").endswith("\\"):
+            line -= 1
+        return line
+
+    def at(offset: int) -> Logical:
+        line = bisect_right(starts, offset) - 1
+        first = command_start(line)
+        words = [w for w in lines[first].split() if not _ASSIGN.match(w)]
+        program = words[0] if words else ""
+        scope = function[line]
+        name = f"{scope}()" if scope else "(top level)"
+        return Logical(f"{name}/{program}" if program else name,
+                       "function" if scope else "module")
+
+    return at
+
+
+# --------------------------------------------------------------------------- Markdown
+
+_HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+def _markdown_index(source: SourceFile) -> Any:
+    starts = source.line_starts()
+    where: list[str] = []  # per line: "heading/block N" or the heading alone
+    heading = "(top)"
+    block = 0
+    fence: str | None = None
+    for line in source.text.split("\n"):
+        if fence is None:
+            m = _FENCE.match(line)
+            h = _HEADING.match(line)
+            if m:
+                fence = m.group(1)
+                block += 1
+                where.append(f"{heading}/block {block}")
+                continue
+            if h:
+                heading = h.group(2) or "(empty heading)"
+                block = 0
+            where.append(heading)
+        else:
+            where.append(f"{heading}/block {block}")
+            if line.strip().startswith(fence[0] * len(fence)) and \
+                    not line.strip().strip(fence[0]):
+                fence = None
+
+    def at(offset: int) -> Logical:
+        return Logical(where[min(bisect_right(starts, offset) - 1, len(where) - 1)], "element")
+
+    return at
+
+
+# --------------------------------------------------------------------------- Dockerfile
+
+_FROM = re.compile(r"^\s*FROM\s+(?:--\S+\s+)*(\S+)(?:\s+AS\s+(\S+))?", re.IGNORECASE)
+_INSTRUCTION = re.compile(r"^\s*([A-Za-z]+)\b")
+
+
+def _dockerfile_index(source: SourceFile) -> Any:
+    lines = source.text.split("\n")
+    starts = source.line_starts()
+    stage: list[str] = []
+    instruction: list[str] = []
+    current, last = "(no stage)", ""
+    continued = False
+    for line in lines:
+        m = _FROM.match(line)
+        if m and not continued:
+            current = m.group(2) or m.group(1)
+        i = _INSTRUCTION.match(line)
+        if i and not continued and not line.lstrip().startswith("#"):
+            last = i.group(1).upper()
+        stage.append(current)
+        instruction.append(last)
+        continued = line.rstrip("\r").endswith("\\")
+
+    def at(offset: int) -> Logical:
+        n = min(bisect_right(starts, offset) - 1, len(lines) - 1)
+        return Logical(f"{stage[n]}/{instruction[n]}" if instruction[n] else stage[n],
+                       "declaration")
+
+    return at

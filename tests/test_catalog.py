@@ -209,7 +209,7 @@ def test_resolve_model(ref: str, model: str, bits: float | None, gguf: str | Non
     assert match.gguf_type == gguf
 
 
-@pytest.mark.parametrize("ref", ["deepseek-ai/DeepSeek-R1-Distill-Qwen-7B", "gpt2", "",
+@pytest.mark.parametrize("ref", ["deepseek-ai/DeepSeek-R1-Distill-Qwen-32B-x", "gpt2", "",
                                  "Qwen/Qwen3-30B-A3B-Base-2507x", "/"])
 def test_unknown_models(ref: str) -> None:
     assert k.resolve_model(ref) is None
@@ -243,6 +243,8 @@ def test_configured_models_add_and_override() -> None:
     ("H800", "h800-sxm"), ("H20", "h20"), ("NVIDIA-H20", "h20"), ("L20", "l20"),
     ("RTX 4080", "rtx-4080"), ("RTX PRO 6000", "rtx-pro-6000"),
     ("nvidia-rtx-pro-6000", "rtx-pro-6000"),
+    ("MI250X", "mi250x"), ("AMD Instinct MI250X", "mi250x"), ("MI355X", "mi355x"),
+    ("Instinct MI355X", "mi355x"),
 ])
 def test_resolve_gpu(name: str, gpu: str) -> None:
     found = k.resolve_gpu(name)
@@ -267,6 +269,18 @@ def test_cuda_totals() -> None:
     for bridged in ("RTX A6000", "A40", "RTX 3090"):  # PCIe cards that 2-way bridges pair
         gpu = k.resolve_gpu(bridged)
         assert gpu.nvlink_bridge and not gpu.has_nvlink, bridged
+
+
+def test_amd_instinct_cards() -> None:
+    # an MI250X module is two GCDs that ROCm, vLLM and Kubernetes each count as a GPU of 64 GB
+    gcd = k.resolve_gpu("MI250X")
+    assert (gcd.memory_gb, gcd.bandwidth_tbs, gcd.bf16_tflops) == (64, 1.6, 191.5)
+    assert gcd.has_nvlink and gcd.cuda_memory_gib is None  # xGMI, not PCIe; no ROCm total seen
+    assert k.resolve_gpu("MI250") is None  # the MI250 is another part
+    mi355 = k.resolve_gpu("MI355X")
+    assert (mi355.memory_gb, mi355.bandwidth_tbs, mi355.nvlink_gbs_per_direction) == (288, 8.0,
+                                                                                       535.5)
+    assert mi355.pcie_gen == 5 and mi355.source
 
 
 def test_unknown_and_configured_gpus() -> None:
@@ -500,6 +514,22 @@ CONFIG_MODELS = {
                                             "bfloat16", 8170848256),
     "Qwen/Qwen2.5-VL-7B-Instruct": (28, 3584, 18944, 28, 4, 128, 152064, 128000, False,
                                     "bfloat16", 7615616512),
+    "Qwen/Qwen2.5-VL-3B-Instruct": (36, 2048, 11008, 16, 2, 128, 151936, 128000, True,
+                                    "bfloat16", 3085938688),
+    "deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B": (28, 1536, 8960, 12, 2, 128, 151936, 131072,
+                                                  False, "bfloat16", 1777088000),
+    "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B": (28, 3584, 18944, 28, 4, 128, 152064, 131072,
+                                                False, "bfloat16", 7615616512),
+    "deepseek-ai/DeepSeek-R1-Distill-Qwen-14B": (48, 5120, 13824, 40, 8, 128, 152064, 131072,
+                                                 False, "bfloat16", 14770033664),
+    "ibm-granite/granite-3.3-8b-instruct": (40, 4096, 12800, 32, 8, 128, 49159, 131072, True,
+                                            "bfloat16", 8170864640),
+    "ibm-granite/granite-3.3-2b-instruct": (40, 2048, 8192, 32, 8, 64, 49159, 131072, True,
+                                            "bfloat16", 2533539840),
+    "ibm-granite/granite-3.1-2b-instruct": (40, 2048, 8192, 32, 8, 64, 49155, 131072, True,
+                                            "bfloat16", 2533531648),
+    "microsoft/Phi-4-mini-instruct": (32, 3072, 8192, 24, 8, 128, 200064, 131072, True,
+                                      "bfloat16", 3836021760),
 }
 
 
@@ -515,6 +545,29 @@ def test_qwen25_vl_loads_its_vision_tower() -> None:
     assert s.vision_params == vision
     assert s.params + vision == 8292166656
     assert k.resolve_model("Qwen/Qwen2.5-VL-72B-Instruct") is None  # its own shape: unknown
+    # Qwen2.5-VL-3B: the same tower with the merger projecting to the 2048-wide decoder
+    vision3b = vision - (5120 * 3584 + 3584) + (5120 * 2048 + 2048)
+    s3 = k.resolve_model("Qwen/Qwen2.5-VL-3B-Instruct").shape
+    assert s3.vision_params == vision3b
+    assert s3.params + vision3b == 3754622976  # the "3.75B" its config's parameter count gives
+
+
+def test_kimi_k2_is_deepseek_v3_with_384_experts() -> None:
+    from mgpu_lint.sizing.memory import kv_bytes_per_token
+
+    s = k.resolve_model("moonshotai/Kimi-K2-Instruct").shape
+    assert (s.layers, s.hidden, s.heads, s.vocab, s.max_positions) == (61, 7168, 64, 163840, 131072)
+    assert (s.experts, s.experts_per_token, s.shared_experts, s.moe_layers, s.intermediate) == \
+        (384, 8, 1, 60, 2048)
+    assert s.is_mla and (s.kv_lora_rank, s.qk_rope_head_dim) == (512, 64)
+    assert (s.dtype, s.quantization, s.weight_bits) == ("fp8", "fp8", 8)
+    # the checkpoint's safetensors hold 1,026,470,731,056 values: these params plus the FP8
+    # block scales (fp32, one per 128 x 128 block) and the 56-value rotary buffers of 61 layers
+    attention_scales = 5 * 56 + 128 * 4 + 56 * 64 + 12 * 56 + 96 * 12
+    mlp_scales = 3 * 56 * 144 + 60 * (384 + 1) * 3 * 56 * 16
+    assert s.params + 61 * attention_scales + mlp_scales + 61 * 56 == 1026470731056
+    # MLA caches one latent per layer, whatever tp is
+    assert kv_bytes_per_token(s) == 61 * (512 + 64) * 2
 
 
 @pytest.mark.parametrize("model", sorted(CONFIG_MODELS))
@@ -553,6 +606,25 @@ def test_config_models_match_their_configs(model: str) -> None:
     ("RedHatAI/granite-3.1-8b-instruct-quantized.w4a16", "ibm-granite/granite-3.1-8b-instruct",
      4.0),
     ("ibm-granite/granite-3.1-8b-base", "ibm-granite/granite-3.1-8b-instruct", None),
+    ("unsloth/DeepSeek-R1-Distill-Qwen-1.5B-GGUF:Q8_0", "deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B",
+     8.5008),
+    ("unsloth/DeepSeek-R1-Distill-Qwen-14B-bnb-4bit", "deepseek-ai/DeepSeek-R1-Distill-Qwen-14B",
+     4.0),
+    ("casperhansen/deepseek-r1-distill-qwen-7b-awq", "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B", 4.0),
+    ("deepseek-ai/DeepSeek-R1-Distill-Llama-70B", "meta-llama/Llama-3.3-70B-Instruct", None),
+    ("RedHatAI/DeepSeek-R1-Distill-Llama-70B-FP8-dynamic", "meta-llama/Llama-3.3-70B-Instruct",
+     8.0),
+    ("Qwen/Qwen2.5-VL-3B-Instruct-AWQ", "Qwen/Qwen2.5-VL-3B-Instruct", 4.0),
+    ("ibm-granite/granite-3.1-2b-base", "ibm-granite/granite-3.1-2b-instruct", None),
+    ("RedHatAI/granite-3.3-8b-instruct-quantized.w8a8", "ibm-granite/granite-3.3-8b-instruct",
+     8.0),
+    ("bartowski/ibm-granite_granite-3.3-2b-instruct-GGUF:Q4_K_M",
+     "ibm-granite/granite-3.3-2b-instruct", 4.8944),
+    ("microsoft/Phi-4-mini-instruct", "microsoft/Phi-4-mini-instruct", None),
+    ("moonshotai/Kimi-K2-Instruct", "moonshotai/Kimi-K2-Instruct", None),
+    ("moonshotai/Kimi-K2-Base", "moonshotai/Kimi-K2-Instruct", None),
+    ("unsloth/Kimi-K2-Instruct-GGUF:Q2_K", "moonshotai/Kimi-K2-Instruct", 3.1593),
+    ("RedHatAI/Kimi-K2-Instruct-quantized.w8a8", "moonshotai/Kimi-K2-Instruct", 8.0),
 ])
 def test_config_model_names(ref: str, model: str, bits: float | None) -> None:
     m = k.resolve_model(ref)
@@ -563,8 +635,15 @@ def test_config_model_names(ref: str, model: str, bits: float | None) -> None:
 @pytest.mark.parametrize("ref", [
     # other shapes or context lengths than any entry: unknown rather than a neighbour's numbers
     "Qwen/Qwen3-4B-Instruct-2507", "Qwen/Qwen3-4B-Thinking-2507", "microsoft/Phi-3.5-mini-instruct",
-    "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B", "ibm-granite/granite-3.3-8b-instruct",
-    "ibm-granite/granite-3.1-2b-instruct", "meta-llama/Llama-2-7b-32k",
+    "meta-llama/Llama-2-7b-32k",
+    # Granite 3.0 has 4,096 positions and no config was sourced; 3.3's base config was not seen
+    "ibm-granite/granite-3.0-2b-instruct", "ibm-granite/granite-3.0-8b-instruct",
+    "ibm-granite/granite-3.3-8b-base",
+    # Kimi K2's later checkpoints: 262,144 positions (0905), INT4 experts (Thinking)
+    "moonshotai/Kimi-K2-Instruct-0905", "moonshotai/Kimi-K2-Thinking",
+    "unsloth/Kimi-K2-Thinking-GGUF:Q4_K_M", "moonshotai/Kimi-K2.5",
+    # vLLM 0.30.0 no longer runs Phi3SmallForCausalLM (registry.py _PREVIOUSLY_SUPPORTED_MODELS)
+    "microsoft/Phi-3-small-8k-instruct",
 ])
 def test_neighbours_of_config_models_stay_unknown(ref: str) -> None:
     assert k.resolve_model(ref) is None

@@ -43,6 +43,22 @@ _ALIASES = {
 }
 
 
+# Names in which a dropped variant word marks another checkpoint, not a packaging of the same one:
+# they stay unknown rather than take a neighbour's shape.  Kimi-K2-Thinking stores its routed
+# experts in INT4 (compressed-tensors, its config.json's quantization_config), so it must not
+# resolve to the FP8 Kimi-K2-Instruct.
+_OTHER_CHECKPOINTS: tuple[tuple[str, ...], ...] = (("kimi", "k2", "thinking"),)
+
+
+def _other_checkpoint(name: str) -> bool:
+    tokens = _name_tokens(name)
+    for words in _OTHER_CHECKPOINTS:
+        n = len(words)
+        if any(tuple(tokens[i:i + n]) == words for i in range(len(tokens) - n + 1)):
+            return True
+    return False
+
+
 _NAME_HINTS: tuple[tuple[frozenset[str], float, str], ...] = (
     (frozenset({"mxfp4"}), 4.25, "MXFP4"),
     (frozenset({"nvfp4", "fp4"}), 4.5, "NVFP4"),
@@ -149,6 +165,8 @@ def resolve_model(ref: str, extra: Mapping[str, Any] | None = None) -> ModelMatc
         if len(name) > _MAX_NAME:
             continue  # no file or repository has that name; searching it costs time per byte
         gguf_type = _gguf_type_in(name)
+        if _other_checkpoint(name):
+            continue
         key = _model_key(_strip_file(name, gguf_type))
         shape = index.get(key)
         if shape is None:

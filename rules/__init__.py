@@ -23,6 +23,7 @@ from . import (
     moe,
     operations,
     placement,
+    sglang_startup,
     startup,
     syntax,
 )
@@ -34,7 +35,8 @@ if TYPE_CHECKING:
 ALL: list[Rule] = sorted(
     [*files.RULES, *syntax.RULES, *layout.RULES, *placement.RULES, *interconnect.RULES,
      *memory.RULES, *lora.RULES, *llamacpp_memory.RULES, *moe.RULES, *llamacpp.RULES,
-     *exposure.RULES, *operations.RULES, *startup.RULES],
+     *exposure.RULES, *operations.RULES, *startup.RULES,
+     *sglang_startup.RULES],
     key=lambda r: r.code,
 )
 BY_CODE: dict[str, Rule] = {r.code: r for r in ALL}

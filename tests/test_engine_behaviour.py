@@ -336,6 +336,23 @@ TABLE: list[Behaviour] = [
               "(arg_groups/parallel_hook.py): with no release pinned nothing is said",
               "sglang/srt/managers/data_parallel_controller.py launch_dp_schedulers (0.5.5)",
               {}, ("MG101",), release=None),
+    Behaviour("sglang-nodes-do-not-divide", f"python3 -m sglang.launch_server --model-path "
+              f"{LLAMA} --tp 8 --nnodes 3 --node-rank 0 --dist-init-addr 10.0.0.1:20000",
+              "AssertionError: tp_size must be divisible by number of nodes",
+              "sglang/srt/server_args.py ServerArgs.check_server_args (0.4.10.post2, 0.5.5); "
+              "arg_groups/validation_hook.py check_server_args (0.5.23)",
+              {"MG820": "error"}, release=None),
+    Behaviour("sglang-dp-replicas-two-nodes", f"python3 -m sglang.launch_server --model-path "
+              f"{LLAMA} --tp 8 --dp 2 --nnodes 2 --node-rank 0 --dist-init-addr 10.0.0.1:2000",
+              "AssertionError: multi-node data parallel is not supported unless dp attention!",
+              "sglang/srt/server_args.py ServerArgs.check_server_args (0.4.10.post2, 0.5.5; "
+              "0.5.23 keeps the refusal)", {"MG821": "error"}, release=None),
+    Behaviour("sglang-two-nodes-no-address", f"python3 -m sglang.launch_server --model-path "
+              f"{LLAMA} --tp 16 --nnodes 2 --node-rank 1",
+              "each node initialises torch.distributed at tcp://127.0.0.1:<port>: the nodes "
+              "never meet", "sglang/srt/model_executor/model_runner.py "
+              "ModelRunner.init_torch_distributed (0.4.10.post2, 0.5.5)",
+              {"MG823": "error"}, release=None),
     Behaviour("sglang-default-loopback-behind-service", "deploy.yaml",
               "binds ServerArgs.host 127.0.0.1: the Service reaches nothing",
               "sglang/srt/server_args.py ServerArgs.host (0.4.10.post2, 0.5.5)",

@@ -44,8 +44,11 @@ LLAMA_ARGS = "llama-args"
 # the one ``Engine.layout`` builds), so the GPU count can be checked against them (MG101).
 GPU_LAYOUT = "gpu-layout"
 
+# SGLang's server arguments and start-up checks (sglang/srt/server_args.py ServerArgs).
+SGLANG_ARGS = "sglang-args"
+
 CAPABILITIES = frozenset({HTTP_API, RPC_WORKER, GPU_LAYOUT, PARALLEL_LAYOUT, VLLM_ARGS,
-                          LLAMA_ARGS})
+                          LLAMA_ARGS, SGLANG_ARGS})
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,9 @@ class Engine:
     # ``formula()``, ``short_of(have)``, ``sizes()``, as resolve.Layout has them); the
     # GPU_LAYOUT rules (MG101) compare it with the launch's GPUs
     layout: Callable[["Invocation", "Launch"], object] | None = None
+    # the catalogued release the launch itself names (an image tag), for engines whose
+    # checks differ per release and that vLLM's version_pin does not cover; None: unknown
+    release_pin: Callable[["Launch"], str | None] | None = None
 
     def has(self, *capabilities: str) -> bool:
         return all(c in self.capabilities for c in capabilities)

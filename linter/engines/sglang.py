@@ -34,7 +34,7 @@ from typing import Any
 from ..findings import Finding, Severity
 from ..launch import ENTRY_SGLANG_SERVE, SGLANG, Launch
 from ..source import Span, Word
-from .adapter import GPU_LAYOUT, HTTP_API, Bind, Engine
+from .adapter import GPU_LAYOUT, HTTP_API, SGLANG_ARGS, Bind, Engine
 from .catalog import SGLANG_VERSIONS, FlagCatalog, Match, OptionSpec, sglang_catalog
 from .invocation import Builder, Invocation, ModelRef, OptionValue
 
@@ -449,11 +449,11 @@ ENGINE = Engine(
     # PARALLEL_LAYOUT (vLLM's arithmetic) is not claimed: with --enable-dp-attention the dp
     # ranks live inside tp, and GPUs are placed by SGLang's own loop — the layout of
     # linter/facts/sglang_layout.py, which GPU_LAYOUT's rule (MG101) checks.
-    capabilities=frozenset({GPU_LAYOUT, HTTP_API}),
+    capabilities=frozenset({GPU_LAYOUT, HTTP_API, SGLANG_ARGS}),
     parse=parse_sglang, catalog=sglang_catalog,
     default_port=30000,  # ServerArgs.port (sglang/srt/server_args.py, 0.4.10.post2, 0.5.5)
     host_flag="--host", default_bind=_default_bind,
     # --api-key only: http_server.py adds add_api_key_middleware when server_args.api_key is
     # set; no environment variable sets it (0.5.5)
-    hub_model_ref=True, no_api=_no_api, layout=_layout,
+    hub_model_ref=True, no_api=_no_api, layout=_layout, release_pin=pinned_release,
 )

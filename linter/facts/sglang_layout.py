@@ -15,9 +15,10 @@ process sees.  Data parallelism is where the releases part: without ``--enable-d
 dp rank r starts at GPU r × tp × pp × gpu_id_step in 0.5.5 (data_parallel_controller.py
 ``launch_dp_schedulers``) but at r × tp × gpu_id_step in 0.4.10.post2; with it the dp ranks
 live inside tp (``tp_size % dp_size == 0``, server_args.py ``_handle_data_parallelism``) and
-use the same GPUs; 0.5.23 replaced both with ``--attn-dp-size`` (sglang/srt/arg_groups/).  So a
-launch with dp > 1 has a known layout only when its image pins a release whose data
-parallelism was read (0.4.10.post2, 0.5.5); with dp 1 the arithmetic is the same in all three.
+use the same GPUs; 0.5.23 reads the flag as ``--attn-dp-size`` (sglang/srt/arg_groups/), still
+inside tp.  So replicas (dp > 1 without dp attention) have a known layout only when the image
+pins a release whose placement was read (0.4.10.post2, 0.5.5); dp attention and dp 1 have the
+same arithmetic in all three.
 
 Layouts SGLang refuses before it starts a scheduler — tp × pp not divisible by --nnodes
 (``check_server_args``: "tp_size must be divisible by number of nodes"), dp across nodes
@@ -149,12 +150,15 @@ def layout(inv: Invocation, pinned: str | None) -> SGLangLayout:
     if world % nnodes.value:
         ok = False  # check_server_args refuses it
     if dp.value > 1:
-        if pinned not in DP_RELEASES:
-            ok = False  # the placement of dp ranks differs between releases
-        elif dp_attention and tp.value % dp.value:
-            ok = False  # _handle_data_parallelism asserts tp_size % dp_size == 0
-        elif not dp_attention and nnodes.value > 1:
+        if dp_attention:
+            # the dp ranks live inside tp in every release (0.5.23 turns the flag into
+            # --attn-dp-size, arg_groups/parallel_hook.py _handle_deprecated_dp_attention);
+            # _handle_data_parallelism asserts tp_size % dp_size == 0 (0.5.5)
+            ok = ok and tp.value % dp.value == 0
+        elif pinned not in DP_RELEASES:
+            ok = False  # where replicas go was read only in these releases
+        elif nnodes.value > 1:
             ok = False  # "multi-node data parallel is not supported unless dp attention!"
-        elif not dp_attention and pp.value > 1 and pinned != "0.5.5":
+        elif pp.value > 1 and pinned != "0.5.5":
             ok = False  # 0.4.10.post2 offsets dp ranks by tp only: they overlap
     return SGLangLayout(tp, pp, dp, nnodes, base, step, dp_attention, ok)

@@ -1,0 +1,192 @@
+"""SGLang's own start-up refusals (MG820–MG823): argument combinations its server rejects
+before a model loads, or that leave the nodes of one engine unable to meet.
+
+Each rule mirrors one check in SGLang's source and quotes it; the comment beside it names the
+file and function.  The checks were read in the wheels of 0.4.10.post2 and 0.5.5 (the catalogued
+releases) and looked up in 0.5.23, where the server arguments moved to sglang/srt/arg_groups/.
+A check that 0.5.23 no longer has the same way is an error only when the image pins a release
+that has it, else a warning that says so (DECISIONS: a verdict resting on an unknown engine
+version is at most a warning).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from mgpu_lint.deployment import Deployment
+from mgpu_lint.engines import Setting
+from mgpu_lint.engines.adapter import SGLANG_ARGS
+from mgpu_lint.findings import Finding, Related, Severity
+
+from .registry import Rule, rule
+
+# the catalogued releases whose source these checks were read in
+READ = ("0.4.10.post2", "0.5.5")
+
+
+def _int(s: Setting) -> int | None:
+    v = s.value
+    return v if s.known and isinstance(v, int) and not isinstance(v, bool) and v >= 1 else None
+
+
+def _sizes(d: Deployment) -> tuple[int, int, int, int] | None:
+    """tp, pp, dp, nnodes when all are known (their defaults are 1)."""
+    inv = d.inv
+    vals = (_int(inv.tensor_parallel_size), _int(inv.pipeline_parallel_size),
+            _int(inv.data_parallel_size), _int(inv.nnodes))
+    if any(v is None for v in vals):
+        return None
+    return vals  # type: ignore[return-value]
+
+
+def _related(d: Deployment, *settings: Setting) -> tuple[Related, ...]:
+    return tuple(Related(d.source, s.span, f"{d.inv.spelling(s)} {s.value}")
+                 for s in settings if s.given and s.span is not None)
+
+
+def _dp_attention(d: Deployment) -> bool | None:
+    s = d.inv.setting("enable_dp_attention")
+    return bool(s.value) if s.known else None
+
+
+@rule("MG820", "nodes-do-not-divide-sizes", Severity.ERROR,
+      "SGLang's tp × pp is not divisible by --nnodes",
+      needs={SGLANG_ARGS}, reads=("tensor_parallel_size", "pipeline_parallel_size", "nnodes"))
+def nodes_do_not_divide_sizes(d: Deployment) -> Iterator[Finding]:
+    """
+    What it does: checks that `--nnodes` divides tp × pp.
+
+    Why is this bad? SGLang splits the tp × pp ranks evenly over the nodes and refuses
+    anything else before it starts: `assert (tp_size * pp_size) % nnodes == 0, "tp_size must
+    be divisible by number of nodes"` (sglang/srt/server_args.py
+    ServerArgs.check_server_args, 0.4.10.post2 and 0.5.5; arg_groups/validation_hook.py
+    check_server_args in 0.5.23). `--tp 8 --nnodes 3` never starts.
+
+    Use instead: a node count that divides tp × pp (`--tp 16 --nnodes 2`: 8 ranks per node).
+    """
+    sizes = _sizes(d)
+    if sizes is None:
+        return
+    tp, pp, _, nnodes = sizes
+    inv = d.inv
+    if nnodes <= 1 or (tp * pp) % nnodes == 0:
+        return
+    where = inv.nnodes
+    yield nodes_do_not_divide_sizes.finding(
+        f"--nnodes {nnodes} does not divide tp {tp} × pp {pp} = {tp * pp}: {d.adapter.display} "
+        "refuses to start (\"tp_size must be divisible by number of nodes\")",
+        d.source, where.span or d.program_span,
+        math=(f"tp × pp = {tp} × {pp} = {tp * pp}; {tp * pp} % {nnodes} = "
+              f"{(tp * pp) % nnodes}",),
+        hint="use a node count that divides tp × pp, or change --tp-size / --pp-size",
+        related=_related(d, inv.tensor_parallel_size, inv.pipeline_parallel_size),
+    )
+
+
+@rule("MG821", "data-parallel-across-nodes", Severity.ERROR,
+      "SGLang data-parallel replicas over several nodes",
+      needs={SGLANG_ARGS},
+      reads=("data_parallel_size", "nnodes", "enable_dp_attention"))
+def data_parallel_across_nodes(d: Deployment) -> Iterator[Finding]:
+    """
+    What it does: finds `--dp` above 1 with `--nnodes` above 1 and no `--enable-dp-attention`.
+
+    Why is this bad? SGLang runs data-parallel replicas on one node only and stops: "multi-node
+    data parallel is not supported unless dp attention!" (sglang/srt/server_args.py
+    ServerArgs.check_server_args, 0.4.10.post2 and 0.5.5); 0.5.23 keeps the refusal
+    ("multi-node data-parallel replicas are not supported; use attention DP",
+    arg_groups/validation_hook.py).
+
+    Use instead: one engine per node with its own `--dp`, replicas as separate deployments
+    behind a router, or dp attention (`--enable-dp-attention`) for DeepSeek-style models.
+    """
+    sizes = _sizes(d)
+    attention = _dp_attention(d)
+    if sizes is None or attention is None or attention:
+        return
+    _, _, dp, nnodes = sizes
+    if dp <= 1 or nnodes <= 1:
+        return
+    inv = d.inv
+    yield data_parallel_across_nodes.finding(
+        f"--dp {dp} with --nnodes {nnodes} and no --enable-dp-attention: "
+        f"{d.adapter.display} refuses to start (\"multi-node data parallel is not supported "
+        "unless dp attention!\")",
+        d.source, inv.data_parallel_size.span or d.program_span,
+        hint="run one engine per node (replicas behind a router), or add "
+             "--enable-dp-attention where the model supports it",
+        related=_related(d, inv.nnodes),
+    )
+
+
+@rule("MG822", "dp-attention-not-dividing-tp", Severity.ERROR,
+      "SGLang's dp attention with a dp that does not divide tp",
+      needs={SGLANG_ARGS},
+      reads=("tensor_parallel_size", "data_parallel_size", "enable_dp_attention"))
+def dp_attention_not_dividing_tp(d: Deployment) -> Iterator[Finding]:
+    """
+    What it does: checks `--dp` against `--tp` when `--enable-dp-attention` is on.
+
+    Why is this bad? dp attention splits the tp ranks into dp attention groups, so SGLang
+    asserts `tp_size % dp_size == 0` before it starts (sglang/srt/server_args.py
+    ServerArgs._handle_data_parallelism in 0.5.5, __post_init__ in 0.4.10.post2; a bare
+    AssertionError). 0.5.23 turns the flag into `--attn-dp-size` with checks of its own, not
+    read here: without a pinned release this is a warning.
+
+    Use instead: a dp that divides tp (`--tp 8 --dp 8`, `--tp 8 --dp 4`).
+    """
+    sizes = _sizes(d)
+    if sizes is None or not _dp_attention(d):
+        return
+    tp, _, dp, _ = sizes
+    if dp <= 1 or tp % dp == 0:
+        return
+    inv = d.inv
+    pin = d.adapter.release_pin(d.launch) if d.adapter.release_pin else None
+    pinned = pin in READ
+    severity = Severity.ERROR if pinned else Severity.WARNING
+    why = "" if pinned else (f" (as SGLang {', '.join(READ)} check it; nothing pins the "
+                             "release, and 0.5.23 reads the flag differently)")
+    yield dp_attention_not_dividing_tp.finding(
+        f"--dp {dp} does not divide --tp {tp} with --enable-dp-attention: "
+        f"{d.adapter.display} stops at start-up (assert tp_size % dp_size == 0){why}",
+        d.source, inv.data_parallel_size.span or d.program_span, severity=severity,
+        math=(f"tp % dp = {tp} % {dp} = {tp % dp}",),
+        hint="use a dp that divides tp",
+        related=_related(d, inv.tensor_parallel_size),
+    )
+
+
+@rule("MG823", "nodes-without-init-address", Severity.ERROR,
+      "a multi-node SGLang launch without --dist-init-addr",
+      needs={SGLANG_ARGS}, reads=("nnodes", "dist_init_addr"))
+def nodes_without_init_address(d: Deployment) -> Iterator[Finding]:
+    """
+    What it does: finds `--nnodes` above 1 without `--dist-init-addr` (or its alias
+    `--nccl-init-addr`).
+
+    Why is this bad? The nodes of one engine meet at the address of node 0. Without it every
+    scheduler initialises torch.distributed at `tcp://127.0.0.1:<port>` on its own node
+    (sglang/srt/model_executor/model_runner.py ModelRunner.init_torch_distributed,
+    0.4.10.post2 and 0.5.5), so the ranks of the other nodes never join and start-up waits
+    until the distributed timeout; with dp attention PortArgs.init_new reads the missing
+    address and fails (sglang/srt/server_args.py).
+
+    Use instead: `--dist-init-addr HOST:PORT` of node 0 on every node (in a LeaderWorkerSet,
+    `$(LWS_LEADER_ADDRESS):20000`).
+    """
+    nnodes = _int(d.inv.nnodes)
+    addr = d.inv.setting("dist_init_addr")
+    if nnodes is None or nnodes <= 1 or addr.given or not addr.known:
+        return
+    yield nodes_without_init_address.finding(
+        f"--nnodes {nnodes} without --dist-init-addr: each node's ranks rendezvous at "
+        f"127.0.0.1 on their own node, so the {nnodes} nodes never form one engine and "
+        "start-up hangs until the distributed timeout",
+        d.source, d.inv.nnodes.span or d.program_span,
+        hint="add --dist-init-addr HOST:PORT of node 0 to every node's command",
+    )
+
+
+RULES: list[Rule] = [nodes_do_not_divide_sizes, data_parallel_across_nodes,
+                     dp_attention_not_dividing_tp, nodes_without_init_address]

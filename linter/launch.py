@@ -18,6 +18,10 @@ RPC_SERVER = "rpc-server"
 SGLANG = "sglang"
 
 
+# Context.role of an operator's multi-node leader whose engine spans a group of pods it
+# assembles itself (Dynamo `multinode.nodeCount`: Ray or vLLM's mp executor over the pods)
+MULTI_NODE_LEADER = "multi-node-leader"
+
 # Entry points of an engine (how the command line starts)
 ENTRY_VLLM_SERVE = "vllm serve"  # `vllm serve MODEL …`
 ENTRY_VLLM_API_SERVER = "api_server"  # `python -m vllm.entrypoints.openai.api_server --model M …`
@@ -152,6 +156,9 @@ class Launch:
     # the operator that builds this command line (KubeAI …): its fixed parts (the entry point)
     # are not the user's to change, so findings about them are not reported
     operator: str | None = None
+    # False when the engine serves no HTTP API of its own: a Dynamo worker (`python3 -m
+    # dynamo.vllm`) takes requests from the Dynamo runtime, the frontend serves the API
+    serves_api: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,13 +24,15 @@ import re
 # (`vllm`, `llama-server`, `rpc-server`, `ggml-rpc-server`, `sglang`), python modules
 # (`vllm.entrypoints`, `dynamo.vllm`, `sglang.launch_server`), images (`vllm/vllm-openai`,
 # `ggml-org/llama.cpp`, `lmsysorg/sglang`, `llm-d`), orchestrator engine fields (KubeAI
-# `engine: VLLM` / `LlamaCPP`), `LLAMA_ARG_*` environment variables, and the kinds of objects that
-# link to launches in other files. `mgpu-lint` covers suppression comments and annotations.
+# `engine: VLLM` / `LlamaCPP`), `LLAMA_ARG_*` environment variables, the kinds of objects that
+# link to launches in other files, and the operator kinds whose operator starts an engine the
+# text need not name (a KServe LLMInferenceService runs its preset's `vllm serve`). `mgpu-lint` covers suppression comments and annotations.
 _MAY_MATTER = re.compile(
     r"vllm|llama|rpc-server|sglang|dynamo|llm-?d|mgpu-lint"
     r"|kind:\s*[\"']?(?:Service|HorizontalPodAutoscaler|Ingress|Gateway|HTTPRoute|GRPCRoute"
     r"|InferenceService|ServingRuntime|ClusterServingRuntime|InferencePool|LeaderWorkerSet"
-    r"|RayService|RayCluster|RayJob)\b"
+    r"|RayService|RayCluster|RayJob|RayClusterFleet|StormService|LLMInferenceService"
+    r"|LLMInferenceServiceConfig|DynamoGraphDeployment|DynamoComponentDeployment)\b"
     r"|\"kind\"\s*:\s*\"(?:Service|HorizontalPodAutoscaler|Ingress|InferenceService)\"",
     re.IGNORECASE,
 )

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from .engines import ENGINES
 from .engines.adapter import LLAMA_ARGS, PARALLEL_LAYOUT, VLLM_ARGS
-from .launch import Context, GpuRequest, Launch
+from .launch import MULTI_NODE_LEADER, Context, GpuRequest, Launch
 from .source import Span
 
 if TYPE_CHECKING:
@@ -431,7 +431,8 @@ def node_gpus(lay: Layout, gpu: GpuFacts, ctx: Context) -> NodeGpus:
     multi_pod = ctx.ray_cluster or (group is not None and group.value.isdigit()
                                     and int(group.value) > 1)
     if multi_pod and gpu.count is not None and gpu.count > 0:
-        what = "Ray pod" if ctx.ray_cluster else "pod of the LeaderWorkerSet group"
+        what = ("pod of the multi-node group" if ctx.role == MULTI_NODE_LEADER else
+                "Ray pod" if ctx.ray_cluster else "pod of the LeaderWorkerSet group")
         gpus = f"{gpu.count} GPU{'s' if gpu.count != 1 else ''}"
         return NodeGpus(gpu.count, f"the {gpus} each {what} gets ({gpu.count_origin})", "pod",
                         True)

@@ -185,6 +185,8 @@ def api_without_key(d: Deployment) -> Iterator[Finding]:
     Use instead: set `--api-key` from a secret (`VLLM_API_KEY` via `secretKeyRef`), or put an
     authenticating gateway in front and publish only to it.
     """
+    if not d.launch.serves_api:
+        return  # no HTTP server of its own (a Dynamo worker)
     key = d.inv.api_key
     if key.given or not key.known:
         return
@@ -229,7 +231,7 @@ def loopback_behind_service(d: Deployment) -> Iterator[Finding]:
     Use instead: `--host 0.0.0.0` inside the container (the container's network is private
     until a port is published), with an API key where the port is public (MG605).
     """
-    if not d.context.in_container:
+    if not d.context.in_container or not d.launch.serves_api:
         return
     bound = bind_address(d)
     if bound is None or address_kind(bound[0]) != "loopback":

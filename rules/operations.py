@@ -71,7 +71,8 @@ def missing_readiness_probe(d: Deployment) -> Iterator[Finding]:
     ctx = d.context
     if not ctx.pod or ctx.object_kind in BATCH_KINDS:
         return
-    if d.inv.headless.value or (d.adapter.no_api is not None and d.adapter.no_api(d)):
+    if d.inv.headless.value or not d.launch.serves_api or (
+            d.adapter.no_api is not None and d.adapter.no_api(d)):
         return
     if "readinessProbe" in ctx.probes or "startupProbe" in ctx.probes:
         return

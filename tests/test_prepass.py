@@ -75,3 +75,28 @@ def test_files_without_launches_are_skipped(text: str) -> None:
 ])
 def test_files_that_may_matter_are_kept(text: str) -> None:
     assert may_matter(text, "yaml")
+
+
+# Operator resources whose operator starts the engine: the text need not name it, and the
+# launch is found (extract_file), so the pre-pass must keep the file.
+_OPERATOR_TEXTS = [
+    "apiVersion: serving.kserve.io/v1alpha1\nkind: LLMInferenceService\nmetadata: {name: x}\n"
+    "spec:\n  model: {uri: 'hf://Qwen/Qwen3-8B'}\n  template:\n    containers:\n"
+    "      - name: main\n        resources: {limits: {nvidia.com/gpu: '1'}}\n",
+]
+
+
+@pytest.mark.parametrize("text", _OPERATOR_TEXTS)
+def test_operator_kinds_that_start_an_engine_are_kept(text: str, tmp_path: Path) -> None:
+    path = tmp_path / "op.yaml"
+    path.write_text(text)
+    src, _ = read_source(str(path), "yaml")
+    assert src is not None and extract_file(src).launches  # it does hold a launch
+    assert may_matter(text, "yaml")
+
+
+@pytest.mark.parametrize("kind", ["RayClusterFleet", "StormService", "LLMInferenceService",
+                                  "LLMInferenceServiceConfig", "DynamoGraphDeployment",
+                                  "DynamoComponentDeployment", "RayCluster", "RayJob"])
+def test_kinds_that_can_hold_a_launch_are_kept(kind: str) -> None:
+    assert may_matter(f"apiVersion: example/v1\nkind: {kind}\nspec: {{}}\n", "yaml")

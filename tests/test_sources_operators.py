@@ -230,3 +230,50 @@ def test_operator_model_from_an_unknown_source_is_unresolved_not_missing(capsys,
         # a string for a bare flag is Python truth to Ray, not `--enforce-eager=yes`
         for code in ("MG016", "MG006", "Traceback"):
             assert code not in out, out
+
+
+DYNAMO = "fixtures/operators/dynamo-graph.yaml"
+
+
+def test_dynamo_workers_are_vllm_launches_without_dynamos_options(capsys):
+    launches = _launches(capsys, DYNAMO)
+    by_name = {la["context"]["container"]: la for la in launches}
+    # the frontend, SGLang and TensorRT-LLM workers are not vLLM; odd services give nothing
+    assert sorted(by_name) == ["BrokenComponent", "FutureWorker", "MultiNodeWorker",
+                               "VllmDecodeWorker", "VllmPrefillWorker", "VllmWorker"]
+    prefill = by_name["VllmPrefillWorker"]
+    assert prefill["at"] == "32:15"  # the `dynamo.vllm` item
+    # --is-prefill-worker and --connector kvbm nixl are Dynamo's: not vLLM's words
+    assert [(w["word"], w["at"]) for w in prefill["argv"]] == [
+        ("--model", "34:15"), ("Qwen/Qwen3-8B", "35:15"), ("--tensor-parallel-size", "40:15"),
+        ("4", "41:16"), ("--max-model-len", "42:15"), ("16384", "43:15")]  # $(MAX_LEN): envs
+    assert prefill["gpus"] == {"count": 2, "origin": "Dynamo resources.limits.gpu",
+                               "vendor": "nvidia", "at": "22:16"}
+    # a `sh -c` string: --migration-limit=3 and --dyn-reasoning-parser qwen3 are Dynamo's
+    decode = by_name["VllmDecodeWorker"]
+    assert [(w["word"], w["at"]) for w in decode["argv"]] == [
+        ("--model", "59:43"), ("Qwen/Qwen3-8B", "59:51"), ("--tensor-parallel-size", "60:15"),
+        ("2", "60:38"), ("--enforce-eager", "61:44")]
+    assert decode["gpus"]["origin"] == "Dynamo resources.requests.gpu"
+    # an option neither Dynamo nor vLLM knows: its words are unknown, never an MG004
+    future = [w["word"] for w in by_name["FutureWorker"]["argv"]]
+    assert future == ["--model", "Qwen/Qwen3-0.6B", "$some-later-dynamo-option", "-tp", "1"]
+    # v1beta1: the GPUs of the `main` container of the pod template
+    assert by_name["VllmWorker"]["gpus"]["origin"] == "nvidia.com/gpu limit"
+    assert [w["word"] for w in by_name["VllmWorker"]["argv"]][-1] == "2"
+
+
+def test_dynamo_findings(capsys):
+    out = _lint(capsys, DYNAMO)
+    lines = [ln for ln in out.splitlines() if ln.startswith(DYNAMO)]
+    # tp 4 on the service's 2 GPUs, at the "4"
+    assert [ln.split(" [")[0] for ln in lines if " MG101 " in ln] == [f"{DYNAMO}:41:16: MG101"]
+    # nodeCount 2 × 4 GPUs: tp 8 spans the two pods (not a count mismatch)
+    assert any(ln.startswith(f"{DYNAMO}:81:68: MG105 ") for ln in lines), out
+    # sharedMemorySize "0" takes the operator's /dev/shm away
+    assert any(ln.startswith(f"{DYNAMO}:129:13: MG701 ") for ln in lines), out
+    # the worker serves no HTTP API (the frontend does); the operator adds probes and /dev/shm;
+    # the api_server entry point is Dynamo's, not deprecated vLLM use
+    for code in ("MG004", "MG008", "MG605", "MG606", "MG702", "Traceback", "MG000"):
+        assert code not in out, out
+    assert sum(" MG701 " in ln for ln in lines) == 1

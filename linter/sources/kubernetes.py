@@ -98,6 +98,11 @@ def extract_object(doc: Doc, root: Any, found: Found, services: list, hpas: list
     from .kserve import extract_llmisvc, handled_containers, is_llmisvc
     from .kuberay import extract_rayservice, is_rayservice
 
+    from .dynamo import extract_dgd, is_dgd
+
+    if is_dgd(root):
+        # Dynamo services running `python3 -m dynamo.vllm` (sources/dynamo.py)
+        extract_dgd(doc, root, base, found)
     if is_rayservice(root):
         # Ray Serve LLM applications in spec.serveConfigV2 (sources/kuberay.py)
         extract_rayservice(doc, root, base, found)

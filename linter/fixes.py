@@ -174,8 +174,10 @@ def _separator(source: SourceFile, word: Word, list_form: bool, rest: str) -> tu
     return (sep, "")
 
 
-def split_glued(source: SourceFile, word: Word, head: str, list_form: bool) -> Fix | None:
-    """MG014: ``--flag value`` in one argument becomes two arguments, in the file's style."""
+def split_glued(source: SourceFile, word: Word, head: str, list_form: bool,
+                spelled: str | None = None) -> Fix | None:
+    """MG014: ``--flag value`` in one argument becomes two arguments, in the file's style;
+    ``spelled`` (the full name an abbreviated ``head`` resolves to) replaces ``head``."""
     value = word.text
     m = re.compile(r"[ \t]+").match(value, len(head))
     if m is None or m.end() >= len(value):
@@ -188,10 +190,15 @@ def split_glued(source: SourceFile, word: Word, head: str, list_form: bool) -> F
     if sep is None:
         return None
     edits = [Edit(gap, sep[0])]
+    if spelled is not None and spelled != head:
+        flag = verbatim(source, word, 0, len(head))
+        if flag is None or not _SAFE_TEXT.match(spelled):
+            return None
+        edits.insert(0, Edit(flag, spelled))
     if sep[1]:
         end = word.sub(len(value) - 1, len(value)).end
         edits.append(Edit(Span(end, end), sep[1]))
-    return Fix(f"Split into two arguments: {head} {rest}", tuple(edits))
+    return Fix(f"Split into two arguments: {spelled or head} {rest}", tuple(edits))
 
 
 def replace_word(source: SourceFile, word: Word, new: list[str], list_form: bool, title: str,

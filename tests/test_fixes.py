@@ -146,6 +146,23 @@ def test_fixed_findings_are_not_reported(tmp_path: Path,
     assert '"--max-model-len", "8192", "--enable-prefix-caching"' in copy.read_text()
 
 
+def test_a_glued_abbreviation_is_split_and_spelled_out(tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """vLLM's argparse takes `"--tensor-parallel 2"` as one positional word (a space in it
+    stops the prefix match), so it is MG014; the fix writes the name the prefix means, as
+    MG013's does.  (SGLang reports no abbreviation, so its split keeps the prefix: `--tp`.)"""
+    script = tmp_path / "serve.sh"
+    script.write_text('#!/bin/sh\nvllm serve Qwen/Qwen2.5-7B-Instruct "--tensor-parallel 2" '
+                      '--port 8000\n')
+    assert main(["--no-color", "--select", "MG014", str(script)]) == 1
+    out = capsys.readouterr().out
+    assert 'hint: unquote it: --tensor-parallel-size 2' in out
+    main(["--fix", "--no-color", str(script)])
+    capsys.readouterr()
+    assert script.read_text().splitlines()[1] == \
+        'vllm serve Qwen/Qwen2.5-7B-Instruct "--tensor-parallel-size" "2" --port 8000'
+
+
 def test_fix_only_reports_nothing_and_exits_zero(tmp_path: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     copy = tmp_path / "llama.sh"
@@ -213,6 +230,10 @@ def test_styles_are_kept() -> None:
     assert containers[1]["command"][3:5] == ["--tensor-parallel-size", "2"]
     assert containers[3]["command"][2].startswith(
         'exec vllm serve Qwen/Qwen2.5-7B-Instruct "--tensor-parallel-size" "2" --max-num-seqs')
+    # an abbreviation glued to its value: split, and the full name the prefix resolves to
+    assert containers[4]["command"][3:] == ["--tensor-parallel-size", "2",
+                                            "--max-model-len", "8192"]
+    assert '            - "--tensor-parallel-size"\n            - "2"\n' in after
 
 
 def test_json_fixes_applied_by_an_editor_match_fix(capsys: pytest.CaptureFixture[str]) -> None:

@@ -392,17 +392,20 @@ class Builder:
         self.findings.append(Finding(code, severity, message, self.source, span, hint=hint,
                                      related=related, fix=fix))
 
-    def glued(self, word: Word, head: str, rest: str, engine: str, refusal: str) -> None:
+    def glued(self, word: Word, head: str, rest: str, engine: str, refusal: str,
+              spelled: str | None = None) -> None:
         """MG014: a flag and its value in one word (a quoted `"--tp 4"` or one list item): the
-        engine gets one argument and rejects it, how ``refusal`` says.  The safe fix splits it."""
+        engine gets one argument and rejects it, how ``refusal`` says.  The safe fix splits it,
+        writing ``spelled`` for an abbreviated ``head`` (the full name it resolves to)."""
+        flag = spelled or head
         self.report(
             "MG014", Severity.ERROR,
             f"`{word.text}` is one argument: {engine} receives the flag and its value as a "
             f"single word and {refusal}",
             word.span,
-            hint=f'split it into two list items: "{head}", "{rest.strip()}"'
-            if self.launch.list_form else f"unquote it: {head} {rest.strip()}",
-            fix=split_glued(self.source, word, head, self.launch.list_form),
+            hint=f'split it into two list items: "{flag}", "{rest.strip()}"'
+            if self.launch.list_form else f"unquote it: {flag} {rest.strip()}",
+            fix=split_glued(self.source, word, head, self.launch.list_form, spelled),
         )
 
     def line(self, span: Span) -> int:

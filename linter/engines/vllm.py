@@ -211,12 +211,38 @@ class _Walker(ModelMixin, ConfigMixin):
         head, _, rest = word.text.partition(" ")
         head = head.split("\t")[0]
         resolved = self._resolve_exact(head)
+        spelled = None
         if resolved is None:
-            return False
+            resolved = self._glued_abbreviation(head)
+            if resolved is None:
+                return False
+            spelled = resolved.spelling
         spec = resolved.option
-        self.b.glued(word, head, rest, "vLLM", "rejects it (unrecognized arguments)")
+        self.b.glued(word, head, rest, "vLLM", "rejects it (unrecognized arguments)", spelled)
         self._unknown(spec, head, word.span)
         return True
+
+    def _glued_abbreviation(self, head: str) -> Match | None:
+        """The option an abbreviated flag glued to its value (`"--tensor-parallel 2"`) is meant
+        as: the one long option the prefix resolves to (argparse's ``_get_option_tuples``, as
+        ``_abbreviations``), one that takes a value, and only where MG013 would spell it out
+        (not a prefix of another option's spelling, not a retired flag).  The whole word is
+        still one argument to argparse: a space in it makes ``_parse_optional`` take it as a
+        positional (CPython 3.10-3.13 argparse)."""
+        tok = classify(head)
+        if not isinstance(tok, OptionToken) or tok.dashes != "--" or tok.subkeys or \
+                tok.value_start is not None:
+            return None
+        candidates = self._abbreviations(self._normalize(tok), tok)
+        if len({m.option.key + ("-" if m.negative else "") for m, _ in candidates}) != 1:
+            return None
+        match = candidates[0][0]
+        other = self.catalog.lookup(head[1:])
+        if match.negative or not match.option.takes_value or \
+                (other is not None and other.option.key != match.option.key) or \
+                head in self.catalog.retired_by_spelling:
+            return None
+        return match
 
     def _normalize(self, tok: OptionToken) -> str:
         if tok.dashes == "--":

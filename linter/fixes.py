@@ -244,6 +244,48 @@ def join_words(source: SourceFile, a: Word, b: Word, joiner: str, title: str) ->
     return Fix(title, (Edit(Span(a_end, b_start), joiner),))
 
 
+# a value that stays the same word in every style once it stands alone: no shell tilde or
+# glob, no YAML indicator, not a YAML number or boolean
+_PLAIN_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_./:@+-]*\Z")
+
+
+def drop_flag(source: SourceFile, flag: Word, value: Word, title: str) -> Fix | None:
+    """``flag value`` (two consecutive arguments) becomes ``value``: the flag and the text
+    between the two (whitespace, a continuation, the end of one list item and the start of the
+    next) are deleted, the value stays as written.  Only when both are written the same way and
+    nothing but separators lies between them."""
+    text = source.text
+    if not flag.text or not value.text:
+        return None
+    span = verbatim(source, flag, 0, len(flag.text))
+    if span is None:
+        return None
+    b_start = value.sub(0, 1).start
+    qa, a_start = _quote_before(text, span.start)
+    qb, b_outer = _quote_before(text, b_start)
+    between = text[span.end:b_outer]
+    if qa:
+        if not between.startswith(qa):
+            return None
+        between = between[len(qa):]
+    if qa != qb or span.end >= b_start or between.replace("\\\n", " ").strip(" \t\r\n,-") or \
+            ("-" in between and not re.fullmatch(r"\s*\n[ \t]*- ", between)):
+        return None
+    return Fix(title, (Edit(Span(a_start, b_outer), ""),))
+
+
+def drop_flag_prefix(source: SourceFile, word: Word, prefix: str, list_form: bool,
+                     title: str) -> Fix | None:
+    """``--flag=value`` becomes ``value``, for a value that reads the same alone in any style
+    (``_PLAIN_WORD``; in a YAML list, not a number or boolean)."""
+    rest = word.text[len(prefix):]
+    if not word.text.startswith(prefix) or not _PLAIN_WORD.match(rest) or \
+            (list_form and _NOT_A_STRING.match(rest)):
+        return None
+    return replace_part(source, word, 0, len(prefix), "", title, True) if \
+        verbatim(source, word, 0, len(prefix)) is not None else None
+
+
 _GPU_KEY_LINE = re.compile(r"^(?P<indent>[ \t]*)(?P<key>(?:nvidia|amd)\.com/gpu)[ \t]*:")
 _BLOCK_KEY = re.compile(r"^(?P<indent> *)(?P<key>[A-Za-z_][\w.-]*)[ \t]*:[ \t]*(?:#.*)?$")
 

@@ -163,6 +163,64 @@ def test_a_glued_abbreviation_is_split_and_spelled_out(tmp_path: Path,
         'vllm serve Qwen/Qwen2.5-7B-Instruct "--tensor-parallel-size" "2" --port 8000'
 
 
+MODEL_POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: a
+spec:
+  containers:
+    - name: flow
+      image: vllm/vllm-openai:v0.30.0
+      command: ["vllm", "serve", "--model", "Qwen/Qwen2.5-7B-Instruct", "--port", "8000"]
+    - name: block
+      image: vllm/vllm-openai:v0.30.0
+      command:
+        - vllm
+        - serve
+      args:
+        - --model
+        - Qwen/Qwen2.5-7B-Instruct
+        - --port
+        - "8000"
+    - name: entrypoint
+      image: vllm/vllm-openai:v0.30.0
+      args: ["--model=Qwen/Qwen2.5-7B-Instruct", "--port", "8000"]
+    - name: split
+      image: vllm/vllm-openai:v0.30.0
+      command: ["vllm", "serve", "--model"]
+      args: ["Qwen/Qwen2.5-7B-Instruct"]
+    - name: numeric
+      image: vllm/vllm-openai:v0.30.0
+      args: [--model=8, "--port", "8000"]
+    - name: comment
+      image: vllm/vllm-openai:v0.30.0
+      args:
+        - --model  # the model
+        - Qwen/Qwen2.5-7B-Instruct
+"""
+
+
+def test_vllm_model_flag_becomes_the_positional_model(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """MG008 `--model` (vLLM 0.30.0): where it is the first word after `serve`, dropping it
+    gives the argv vLLM's parse_args builds itself; where the model would have to move, or
+    the text between is not a plain separator, or the value alone would load as a number,
+    nothing is fixed."""
+    pod = tmp_path / "pod.yaml"
+    pod.write_text(MODEL_POD)
+    main(["--fix", "--select", "MG008", str(pod)])
+    capsys.readouterr()
+    containers = YAML(typ="safe", pure=True).load(pod.read_text())["spec"]["containers"]
+    argv = {c["name"]: c.get("command", [])[2:] + c.get("args", []) for c in containers}
+    assert argv["flow"] == argv["block"] == argv["entrypoint"] == [
+        "Qwen/Qwen2.5-7B-Instruct", "--port", "8000"]
+    assert argv["split"] == ["--model", "Qwen/Qwen2.5-7B-Instruct"]
+    assert argv["numeric"] == ["--model=8", "--port", "8000"]
+    assert argv["comment"] == ["--model", "Qwen/Qwen2.5-7B-Instruct"]
+    assert "        - Qwen/Qwen2.5-7B-Instruct\n        - --port\n" in pod.read_text()
+
+
 def test_fix_only_reports_nothing_and_exits_zero(tmp_path: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     copy = tmp_path / "llama.sh"

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..findings import Finding, Severity
-from ..fixes import replace_span
+from ..fixes import Fix, drop_flag, drop_flag_prefix, replace_span
 from ..launch import ENTRY_VLLM_API_SERVER, ENTRY_VLLM_SERVE, VLLM, Launch
 from ..source import Span, Word
 from .adapter import GPU_LAYOUT, HTTP_API, PARALLEL_LAYOUT, VLLM_ARGS, Bind, Engine
@@ -222,6 +222,31 @@ class _Walker(ModelMixin, ConfigMixin):
         self._unknown(spec, head, word.span)
         return True
 
+    def _model_first(self, i: int, tok: OptionToken) -> Fix | None:
+        """MG008's safe fix for `vllm serve --model M …`: drop `--model`, leaving `serve M …`.
+
+        vLLM 0.30.0 ``FlexibleArgumentParser.parse_args`` (vllm/utils/argparse_utils.py) does
+        exactly this itself when ``args[0] == "serve"``: it takes the first ``--model M`` or
+        ``--model=M`` and rebuilds the argv as ``["serve", M, *before, *after]``.  With
+        ``--model`` the first word after ``serve`` there is nothing before it, so the fixed
+        command is the argv vLLM builds: the meaning is the same.  Anywhere else the model
+        would have to move, which is not done here."""
+        word = self.words[i]
+        if i != 0 or not self.launch.args or word is not self.launch.args[0] or \
+                self.launch.entry != ENTRY_VLLM_SERVE or tok.dashes != "--" or \
+                word.text[:7] != "--model":
+            return None
+        title = "Write the model first (vLLM moves --model there itself)"
+        if tok.value_start is not None:
+            return drop_flag_prefix(self.b.source, word, word.text[:tok.value_start],
+                                    self.launch.list_form, title)
+        if word.text != "--model" or i + 1 >= len(self.words):
+            return None
+        value = self.words[i + 1]
+        if value.text.startswith("-") or value.unresolved and not value.quoted:
+            return None  # not a model, or a word the shell may split
+        return drop_flag(self.b.source, word, value, title)
+
     def _glued_abbreviation(self, head: str) -> Match | None:
         """The option an abbreviated flag glued to its value (`"--tensor-parallel 2"`) is meant
         as: the one long option the prefix resolves to (argparse's ``_get_option_tuples``, as
@@ -291,7 +316,8 @@ class _Walker(ModelMixin, ConfigMixin):
         if spec.deprecated and not (spec.key == "model" and (
                 self.api_server or not self.launch.entry_known)):
             self.b.report("MG008", Severity.WARNING,
-                          f"{written} is deprecated: {spec.deprecated}", flag_span)
+                          f"{written} is deprecated: {spec.deprecated}", flag_span,
+                          fix=self._model_first(i, tok) if spec.key == "model" else None)
         if tok.subkeys:
             return self._dotted(i, tok, spec, written, flag_span)
         if attached is not None:  # -n2: argparse's single-character option with its value

@@ -120,3 +120,53 @@ def test_decode_context_parallelism_shards_the_full_attention_kv(
     assert abs(two["max_concurrency"] / one["max_concurrency"] - 2) < 0.01
     bad = _json(capsys, "--command", f"{base} --decode-context-parallel-size 3")["memory"]
     assert bad["kv_cache_tokens"] is None  # tp 2 is not divisible by 3: vLLM refuses
+
+
+def test_prefill_context_parallelism_on_vllms_budget(capsys: pytest.CaptureFixture[str]) -> None:
+    # 0.30.0: each pcp rank holds the tp-sharded model; the KV cache is sharded only by a DCP
+    # that spans the PCP axis (the scheduler sizes blocks with dcp alone, pcp_world_size=1);
+    # the profile's forward runs on each rank's share of the batch
+    base = "vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 32768"
+    one = _json(capsys, "--command", base)["memory"]
+    two = _json(capsys, "--command", f"{base} --prefill-context-parallel-size 2")["memory"]
+    assert two["weights_bytes_per_gpu"] == one["weights_bytes_per_gpu"]
+    assert two["activation_bytes"] <= one["activation_bytes"]  # the sampler run is global
+    assert 1 <= two["max_concurrency"] / one["max_concurrency"] < 1.2  # not doubled
+    sharded = _json(capsys, "--command", f"{base} -pcp 2 -dcp 2")["memory"]
+    assert abs(sharded["max_concurrency"] / two["max_concurrency"] - 2) < 0.01
+    # DCP must be 1, pcp or tp x pcp under PCP (ParallelConfig): vLLM refuses -dcp 3
+    bad = _json(capsys, "--command", f"{base} -pcp 2 -dcp 3")["memory"]
+    assert bad["kv_cache_tokens"] is None
+
+
+def test_prefill_context_parallelism_spreads_the_experts(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # FusedMoEParallelConfig flattens tp x dp x pcp: the experts split over all of them
+    base = "vllm serve Qwen/Qwen3-30B-A3B -tp 2 --max-model-len 8192"
+    pcp = _json(capsys, "--command", f"{base} --prefill-context-parallel-size 2")["memory"]
+    dp = _json(capsys, "--command", f"{base} --data-parallel-size 2")["memory"]
+    tp = _json(capsys, "--command", base)["memory"]
+    assert pcp["weights_bytes_per_gpu"] == dp["weights_bytes_per_gpu"] < \
+        tp["weights_bytes_per_gpu"]
+
+
+def test_prefill_context_parallelism_with_sliding_windows_is_not_sized(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # vLLM's sliding-window KV manager asserts PCP is unsupported there: no numbers, no verdict
+    dep = _json(capsys, "--command", "vllm serve google/gemma-3-27b-it -tp 2 -pcp 2")
+    assert dep["memory"]["kv_cache_tokens"] is None
+
+
+def test_prefill_context_parallel_forward_runs_on_each_ranks_share() -> None:
+    from mgpu_lint.catalog import knowledge
+    from mgpu_lint.sizing import vllm_budget as vb
+
+    shape = knowledge.resolve_model("meta-llama/Llama-3.1-8B-Instruct").shape
+    # a stage without the sampler: only the forward dummy run, on tokens / pcp per rank
+    whole = vb.activation_peak(shape, 8192, 256, 1, last_stage=False) - vb.ACTIVATION_BASE_BYTES
+    half = vb.activation_peak(shape, 8192, 256, 1, last_stage=False, pcp=2) \
+        - vb.ACTIVATION_BASE_BYTES
+    assert abs(half * 2 - whole) <= 2
+    # an unmeasured NCCL group (pcp without tp) takes the smaller class and widens the allowance
+    assert vb.non_torch_bytes(1, 1, 2) == vb.NON_TORCH_PP_ONLY
+    assert vb.PCP_NON_TORCH_SPREAD == vb.NON_TORCH_TP - vb.NON_TORCH_PP_ONLY > 0

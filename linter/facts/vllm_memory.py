@@ -17,7 +17,7 @@ from ..sizing import lora as lora_sizing
 from ..sizing import memory as mem
 from ..sizing.display import fixed, gb, gib, percent
 from ..sizing.vllm_budget import largest_stage
-from ..sizing.vllm_launch import LaunchMemory, launch_memory, log_lines
+from ..sizing.vllm_launch import LaunchMemory, context_parallel_valid, launch_memory, log_lines
 from ..versions import version_key
 
 if TYPE_CHECKING:
@@ -138,8 +138,6 @@ def _compute_vllm_budget(d: Deployment) -> VllmBudget | None:
         return None
     if g is None or g.spec is None or model.kv_bytes is None:
         return None
-    if lay.pcp.value > 1:
-        return None
     shape, spec = model.shape, g.spec
     util_s, kvmem_s, off_s = inv.gpu_memory_utilization, inv.kv_cache_memory_bytes, \
         inv.cpu_offload_gb
@@ -155,7 +153,9 @@ def _compute_vllm_budget(d: Deployment) -> VllmBudget | None:
         return None
     offload_gib = off_s.value if isinstance(off_s.value, (int, float)) else 0
     dcp = inv.decode_context_parallel_size.int_value or 1
-    tp, pp, dp = lay.tp.value, lay.pp.value, lay.dp.value
+    tp, pp, dp, pcp = lay.tp.value, lay.pp.value, lay.dp.value, lay.pcp.value
+    if not context_parallel_valid(tp, pcp, dcp):
+        return None  # vLLM refuses the layout (ParallelConfig)
     lora = lora_buffers(d, shape, pp)
     if lora is None:
         return None
@@ -164,7 +164,8 @@ def _compute_vllm_budget(d: Deployment) -> VllmBudget | None:
     total = mem.weights_bytes(shape.params, bits)
     experts = mem.weights_bytes(mem.expert_params(shape), bits)
     offload = float(offload_gib) * mem.GIB
-    per_gpu = mem.weights_bytes_per_gpu(total, experts, tp, pp, dp, offload)
+    # MoE layers flatten tp × dp × pcp (fused_moe/config.py flatten_tp_across_dp_and_pcp)
+    per_gpu = mem.weights_bytes_per_gpu(total, experts, tp, pp, dp * pcp, offload)
     budget = mem.GpuBudget(spec.memory_bytes, None if kvmem is not None else float(util),
                            per_gpu, lora_bytes, float(kvmem) if kvmem is not None else None)
     lines = []
@@ -178,9 +179,10 @@ def _compute_vllm_budget(d: Deployment) -> VllmBudget | None:
                      f"{d.inv.spelling(util_s)} {util:g} = {gb(budget.usable)} per GPU")
     lines.append(f"weights: {shape.params / 1e9:.4g}B params × {bits:g} bits "
                  f"({model.weights.label}) = {gb(total)}")
-    if experts > 0 and dp > 1:
+    if experts > 0 and dp * pcp > 1:
+        spread = (f"dp {dp} × " if dp > 1 else "") + (f"pcp {pcp} × " if pcp > 1 else "")
         lines.append(f"weights per GPU: {gb(total - experts)} dense / (tp {tp} × pp {pp}) + "
-                     f"{gb(experts)} experts / (tp {tp} × dp {dp} × pp {pp}) = "
+                     f"{gb(experts)} experts / (tp {tp} × {spread}pp {pp}) = "
                      f"{gb(per_gpu + offload)}")
     else:
         lines.append(f"weights per GPU: {gb(total)} / (tp {tp} × pp {pp}) = "
@@ -207,6 +209,8 @@ def _compute_vllm_budget(d: Deployment) -> VllmBudget | None:
                      f"{gb(lora_bytes)} LoRA = {gb(budget.kv)} per GPU")
     length, _ = max_model_len(d, shape)
     real = launch_memory(d, length) if length else None
+    if pcp > 1 and real is None:
+        return None  # prefill context parallelism is judged on vLLM's budget only
     return VllmBudget(shape, spec, g.assumed, tp, pp, dp, dcp, model.kv_bytes, total, experts,
                    offload, lora_bytes, lora_known, budget, tuple(lines), real)
 

@@ -387,6 +387,7 @@ class Inputs:
     offload_bytes: int = 0  # --cpu-offload-gb
     lora: LoraSlots | None = None  # --enable-lora
     dcp: int = 1  # --decode-context-parallel-size
+    pcp: int = 1  # --prefill-context-parallel-size
     device_name: str = ""
     release: str = "0.30.0"
     estimate_cudagraphs_env: str | None = None
@@ -449,12 +450,19 @@ class Budget:
 
 
 def activation_peak(shape: ModelShape, tokens: int, seqs: int, tp: int, last_stage: bool,
-                    activation_bytes: float = 2.0) -> int:
+                    activation_bytes: float = 2.0, pcp: int = 1) -> int:
     """profile_run's transient peak (gpu_model_runner.py, 0.30.0): the larger of the sampler
     dummy run over ``seqs`` rows of full-vocabulary logits (gathered on every tp rank, last
     pipeline stage only; profile_run still holds the forward's hidden states) and the forward
     dummy run at ``tokens`` (the FFN's gate/up output, intermediate / tp, times top-k for MoE),
-    plus fixed buffers."""
+    plus fixed buffers.
+
+    Under prefill context parallelism (Model Runner V2, the only runner that supports it:
+    vllm/config/vllm.py _get_v1_model_runner_unsupported_features) the dummy run goes through
+    prepare_inputs, which hands each of the ``pcp`` ranks its DualChunkSwap share of the batch
+    (v1/worker/gpu/model_runner.py prepare_inputs -> pcp_manager.py maybe_partition_pcp_batch),
+    and restores the global batch before sampling (maybe_restore_pcp_for_sampling): the forward
+    runs on tokens / pcp, the sampler on every row."""
     sampler = 0.0
     if last_stage:
         sampler = (SAMPLER_BYTES_PER_LOGIT + activation_bytes) * seqs \
@@ -462,14 +470,24 @@ def activation_peak(shape: ModelShape, tokens: int, seqs: int, tp: int, last_sta
     inter = shape.intermediate or 4 * shape.hidden
     if shape.is_moe:
         inter *= max(shape.experts_per_token, 1)
-    forward = FORWARD_BYTES_PER_FFN_VALUE * tokens * 2 * inter / tp
+    local_tokens = -(-tokens // max(1, pcp))
+    forward = FORWARD_BYTES_PER_FFN_VALUE * local_tokens * 2 * inter / tp
     return int(max(sampler, forward) + ACTIVATION_BASE_BYTES)
 
 
-def non_torch_bytes(tp: int, pp: int) -> int:
+def non_torch_bytes(tp: int, pp: int, pcp: int = 1) -> int:
+    """The measured class of memory outside PyTorch.  A prefill-context-parallel group without
+    tp has its own NCCL communicator, a class the sweep never measured: it takes the smaller
+    measured class (pp only), and the launch's uncertainty grows by the gap to the tp class
+    (PCP_NON_TORCH_SPREAD), so an unmeasured buffer cannot turn into a false refusal."""
     if tp > 1:
         return NON_TORCH_TP
-    return NON_TORCH_PP_ONLY if pp > 1 else NON_TORCH_TP1
+    return NON_TORCH_PP_ONLY if pp > 1 or pcp > 1 else NON_TORCH_TP1
+
+
+# The non-torch memory a prefill-context-parallel launch without tp may hold beyond the class it
+# is given (non_torch_bytes): the gap between the measured tp > 1 and pp-only classes.
+PCP_NON_TORCH_SPREAD = NON_TORCH_TP - NON_TORCH_PP_ONLY
 
 
 def cudagraph_bytes(tp: int, enforce_eager: bool, rel: Release) -> int:
@@ -491,7 +509,7 @@ def budget(x: Inputs) -> Budget:
     parts = weight_parts(shape, x.weight_bits, x.quant_method, x.activation_bits)
     page = page_bytes(shape, x.kv_bytes, x.tp)
     sliding = shape.sliding_layers if shape.sliding_window else 0
-    non_torch = non_torch_bytes(x.tp, x.pp)
+    non_torch = non_torch_bytes(x.tp, x.pp, x.pcp)
     graphs = cudagraph_bytes(x.tp, x.enforce_eager, rel)
     # max_in_flight_tokens (vllm/config/vllm.py): one batch per concurrent step (pp batches)
     in_flight = tokens * max(1, x.pp)
@@ -505,7 +523,7 @@ def budget(x: Inputs) -> Budget:
         if w > heaviest:
             heaviest, heaviest_lora = w, adapters
         act = activation_peak(shape, tokens, seqs, x.tp, stage == x.pp - 1,
-                              x.activation_bits / 8)
+                              x.activation_bits / 8, x.pcp)
         if x.kv_cache_memory_bytes is not None:
             kv = x.kv_cache_memory_bytes
         else:

@@ -25,13 +25,14 @@ class LaunchMemory:
     card_known: bool  # False: CUDA's total is not in the catalog (the marketed size is used)
     release: str
     utilization: float
+    unmeasured: int = 0  # terms the sweep never measured for this layout (vb.PCP_NON_TORCH_SPREAD)
 
     @property
     def uncertainty(self) -> int:
         """What a verdict must clear: the fitted terms' spread, plus the card's when its CUDA
-        total is not catalogued."""
+        total is not catalogued, plus what the layout's unmeasured terms may add."""
         extra = 0 if self.card_known else int(0.03 * self.budget.gpu_memory)
-        return vb.UNCERTAINTY_BYTES + extra
+        return vb.UNCERTAINTY_BYTES + extra + self.unmeasured
 
 
 def card_bytes(spec: GpuSpec) -> tuple[int, bool]:
@@ -63,7 +64,7 @@ def _compute(d: Deployment, max_model_len: int) -> LaunchMemory | None:
     if not d.adapter.has(VLLM_ARGS) or lay is None or not lay.known or model is None \
             or model.shape is None:
         return None
-    if g is None or g.spec is None or model.kv_bytes is None or lay.pcp.value > 1:
+    if g is None or g.spec is None or model.kv_bytes is None:
         return None
     settings = (inv.gpu_memory_utilization, inv.kv_cache_memory_bytes, inv.cpu_offload_gb,
                 inv.max_num_seqs, inv.max_num_batched_tokens, inv.enforce_eager,
@@ -71,8 +72,13 @@ def _compute(d: Deployment, max_model_len: int) -> LaunchMemory | None:
     if not all(s.known for s in settings):
         return None
     dcp = _int(inv.decode_context_parallel_size) or 1
-    if dcp < 1 or lay.tp.value % dcp:
-        return None  # vLLM refuses a DCP size that does not divide tp (ParallelConfig)
+    pcp = lay.pcp.value
+    if not context_parallel_valid(lay.tp.value, pcp, dcp):
+        return None  # vLLM refuses the layout (ParallelConfig)
+    if pcp > 1 and model.shape.sliding_window and model.shape.sliding_layers:
+        # not modelled: vLLM's sliding-window KV manager asserts "PCP not support sliding
+        # window attn now" (v1/core/single_type_kv_cache_manager.py SlidingWindowManager)
+        return None
     util = inv.gpu_memory_utilization.value
     if not isinstance(util, (int, float)) or isinstance(util, bool) or not 0 < util <= 1:
         return None
@@ -112,16 +118,31 @@ def _compute(d: Deployment, max_model_len: int) -> LaunchMemory | None:
             return None  # adapters vLLM would size in a way not modelled: the textbook budget
     card, known = card_bytes(g.spec)
     env = d.launch.env.get(ESTIMATE_CUDAGRAPHS_ENV)
-    ep = lay.dp.value  # MoE layers flatten tp × dp (FusedMoEParallelConfig)
+    # MoE layers flatten tp × dp × pcp (fused_moe/config.py flatten_tp_across_dp_and_pcp);
+    # dense layers are split over tp only, each pcp rank holding the tp-sharded model
+    ep = lay.dp.value * pcp
     x = vb.Inputs(shape=shape, card_bytes=card, utilization=float(util), weight_bits=bits,
                   quant_method=method, kv_bytes=model.kv_bytes, max_model_len=max_model_len,
                   tp=lay.tp.value, pp=lay.pp.value, ep=ep, activation_bits=act_bits,
                   max_num_seqs=seqs, max_num_batched_tokens=tokens,
                   enforce_eager=inv.enforce_eager.value is True, kv_cache_memory_bytes=kvmem,
-                  offload_bytes=offload_bytes, lora=lora, dcp=dcp, device_name=g.spec.name,
+                  offload_bytes=offload_bytes, lora=lora, dcp=dcp, pcp=pcp,
+                  device_name=g.spec.name,
                   release=str(inv.version),
                   estimate_cudagraphs_env=env.value if env is not None else None)
-    return LaunchMemory(vb.budget(x), known, str(inv.version), float(util))
+    unmeasured = vb.PCP_NON_TORCH_SPREAD if pcp > 1 and lay.tp.value == 1 else 0
+    return LaunchMemory(vb.budget(x), known, str(inv.version), float(util), unmeasured)
+
+
+def context_parallel_valid(tp: int, pcp: int, dcp: int) -> bool:
+    """vLLM's check of the context-parallel sizes (vllm/config/parallel.py ParallelConfig,
+    0.30.0): without PCP, DCP reuses the TP ranks and must divide tp; with PCP, DCP is off or
+    spans the PCP axis or the whole TP × PCP axis."""
+    if dcp < 1 or pcp < 1:
+        return False
+    if pcp == 1:
+        return tp % dcp == 0
+    return dcp in (1, pcp, tp * pcp)
 
 
 # vLLM 0.30.0 vllm/config/lora.py: MaxLoRARanks = Literal[1, 8, 16, 32, 64, 128, 256, 320, 512]

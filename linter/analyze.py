@@ -34,14 +34,16 @@ class FileSet:
     launches: list[Launch]
     _parsed: dict[tuple[int, str | None], tuple[Invocation, list[Finding]]] = field(
         default_factory=dict, repr=False)
-    _gpu_index: dict[tuple[int, str | None], dict[str, Any]] = field(default_factory=dict,
-                                                                      repr=False)
+    _gpu_index: dict[tuple[int, int | None, str | None], dict[str, Any]] = field(
+        default_factory=dict, repr=False)
 
     @cached_property
-    def by_source(self) -> dict[int, tuple[Launch, ...]]:
-        groups: dict[int, list[Launch]] = {}
+    def by_host(self) -> dict[tuple[int, int | None], tuple[Launch, ...]]:
+        """The launches of each machine a file describes: the file, or one of its hosts
+        (``Context.host``: each Markdown block is its own)."""
+        groups: dict[tuple[int, int | None], list[Launch]] = {}
         for la in self.launches:
-            groups.setdefault(id(la.source), []).append(la)
+            groups.setdefault((id(la.source), la.context.host), []).append(la)
         return {k: tuple(v) for k, v in groups.items()}
 
     def parse(self, launch: Launch, version: str | None) -> tuple[Invocation, list[Finding]]:
@@ -58,8 +60,8 @@ class FileSet:
         return hit[0], list(hit[1])
 
     def gpu_peers(self, launch: Launch, version: str | None) -> tuple[GpuPeer, ...]:
-        """Earlier vLLM launches of the same file, given one of this launch's physical GPUs,
-        that a --gpu-memory-utilization could add up with past 1 (MG108), in file order.
+        """Earlier vLLM launches of the same file and host, given one of this launch's physical
+        GPUs, that a --gpu-memory-utilization could add up with past 1 (MG108), in file order.
 
         Per GPU only the records are kept: the first vLLM launch with a known utilisation and
         each later one whose utilisation is higher than all before it (and any that is not a
@@ -70,7 +72,7 @@ class FileSet:
         mine = physical_gpus(launch)
         if mine is None:
             return ()
-        key = (id(launch.source), version)
+        key = (id(launch.source), launch.context.host, version)
         index = self._gpu_index.get(key)
         if index is None:
             index = self._gpu_index[key] = self._gpu_records(launch, version)
@@ -99,7 +101,8 @@ class FileSet:
         from .engines.adapter import VLLM_ARGS
 
         lists: dict[str, tuple[list[int], list[int], list[Any], list[float]]] = {}
-        for pos, la in enumerate(self.by_source.get(id(launch.source), ())):
+        host = (id(launch.source), launch.context.host)
+        for pos, la in enumerate(self.by_host.get(host, ())):
             claim = physical_gpus(la)
             if claim is None:
                 continue

@@ -103,6 +103,13 @@ class Context:
     host_network: Located | None = None  # `hostNetwork: true`, compose `network_mode: host`
     volumes: Mapping[str, Located] = field(default_factory=dict)  # mount path -> volume kind
     ray_cluster: bool = False  # KubeRay pod: shm injected, GPUs belong to the Ray cluster
+    # the machine a launch runs on, when one file describes several (each fenced block of a
+    # Markdown file is its own host: alternatives are never two engines on the same GPUs)
+    host: int | None = None
+    # a GPU type the text names for this launch (Markdown: "on 8×H200" in the nearest heading
+    # or the paragraph before the block) and the count it states, taken as the node's GPUs
+    stated_gpu: Located | None = None
+    stated_gpu_count: int | None = None
 
     # What rules ask of the place a launch runs (never the input kind itself), so that a new
     # input kind decides these in its source module and no rule changes.

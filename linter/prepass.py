@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import re
 
+from .sources.markdown import fenced_bodies
+
 # Words every launch reader needs before it finds a launch (case-insensitive): the programs
 # (`vllm`, `llama-server`, `rpc-server`, `ggml-rpc-server`, `sglang`), python modules
 # (`vllm.entrypoints`, `dynamo.vllm`, `sglang.launch_server`), images (`vllm/vllm-openai`,
@@ -60,3 +62,46 @@ def _only_crds(text: str) -> bool:
             return False
         docs += 1
     return docs > 0
+
+
+# An engine named where a launch would be written (MG017 fires only then): a program or module
+# (`vllm`, `python -m vllm.entrypoints…`, `dynamo.vllm`, `llama-server`, `rpc-server`,
+# `ggml-rpc-server`, `sglang`), an engine image (`vllm/vllm-openai`, `ggml-org/llama.cpp`,
+# `lmsysorg/sglang`) or an orchestrator's engine field (KubeAI `engine: VLLM` / `LlamaCPP`).
+# Not a model name that merely contains "llama" (`meta-llama/…`), not a `VLLM_*` variable alone.
+_ENGINE_MENTION = re.compile(
+    r"(?<![\w-])(?:vllm|llama-server|ggml-rpc-server|rpc-server|sglang|llama\.cpp|llamacpp)"
+    r"(?![\w])",
+    re.IGNORECASE,
+)
+
+
+# lines that name an engine as a package or a Python module, not as something to start
+_NOT_A_LAUNCH = re.compile(
+    r"\b(?:pip3?|uv|conda|mamba|micromamba|pipx|poetry|apt(?:-get)?|brew)\b[^\n]*\b(?:install|add)\b"
+    r"|\b(?:from\s+vllm\S*\s+import|import\s+vllm)\b")
+
+
+def engine_mention(text: str, kind: str) -> tuple[int, int] | None:
+    """Where ``text`` first names an engine outside a comment line, an install command or a
+    Python import (in Markdown: inside a fenced block the Markdown reader reads, since prose
+    that names vLLM is no attempt at a launch); None when it does not."""
+    if kind == "markdown":
+        for start, body in fenced_bodies(text, read_only=True):
+            hit = _first_mention(body)
+            if hit is not None:
+                return start + hit[0], start + hit[1]
+        return None
+    return _first_mention(text)
+
+
+def _first_mention(text: str) -> tuple[int, int] | None:
+    for m in _ENGINE_MENTION.finditer(text):
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        if text[line_start:m.start()].lstrip().startswith(("#", "//")):
+            continue  # a comment line
+        line_end = text.find("\n", m.end())
+        if _NOT_A_LAUNCH.search(text, line_start, len(text) if line_end < 0 else line_end):
+            continue
+        return m.start(), m.end()
+    return None

@@ -384,6 +384,13 @@ def gpu_facts(launch: Launch, settings: Settings, cli_gpu: str | None,
             spec, origin, span, assumed = match.gpu, f"node label {key}", located.span, False
             label_count = match.count
             break
+    stated = ctx.stated_gpu
+    if spec is None and stated is not None:
+        # a GPU the text names for this launch (Markdown: "on 8×H200" before the block)
+        spec = knowledge.resolve_gpu(stated.value, extra)
+        if spec is not None:
+            origin, span, assumed = "named in the text before the block", stated.span, False
+            label_count = ctx.stated_gpu_count
     if spec is None and cli_gpu:
         spec, origin, assumed = knowledge.resolve_gpu(cli_gpu, extra), "--gpu", False
     if spec is None and settings.gpu:

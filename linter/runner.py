@@ -16,7 +16,7 @@ from .findings import Finding, Severity, internal_error
 from .launch import HpaInfo, Launch, ServiceInfo
 from .options import Options
 from .policy import MAX_FILE_BYTES
-from .prepass import may_matter
+from .prepass import engine_mention, may_matter
 from .source import SourceFile, Span
 from .sources import FileResult, extract
 
@@ -131,11 +131,33 @@ def read_files(paths: list[str], stdin_text: str | None = None,
         run.findings.extend(result.findings)
         if explicit and not result.launches and not any(
                 f.severity is Severity.ERROR or f.code == "MG011" for f in result.findings):
-            run.findings.append(Finding(
-                "MG017", Severity.INFO,
-                "no engine launch found (vllm serve, llama-server, rpc-server); nothing checked",
-                src, Span(0, 0)))
+            no_launch = no_launch_found(src)
+            if no_launch is not None:
+                run.findings.append(no_launch)
     return run
+
+
+def no_launch_found(src: SourceFile) -> Finding | None:
+    """MG017 for a named file with no launch, only when it names an engine where a launch would
+    be written (DECISIONS: "MG017 fires only when the file mentions an engine"): a workflow,
+    a values file or a README that never names one is simply not a deployment file, and
+    pre-commit over a repository names every such file."""
+    hit = engine_mention(src.text, src.kind)
+    if hit is None:
+        return None
+    start, end = hit
+    word = src.text[start:end]
+    return Finding(
+        "MG017", Severity.INFO,
+        f"`{word}` is named here, but no engine launch was understood in this "
+        f"{_KIND_NAMES.get(src.kind, 'file')}; nothing checked",
+        src, Span(start, end),
+        hint=f"`mgpu-lint launches {src.path}` shows what is read; a launch behind a wrapper "
+             "script or a custom image's entrypoint is not followed")
+
+
+_KIND_NAMES = {"yaml": "YAML file", "shell": "shell script", "dockerfile": "Dockerfile",
+               "markdown": "Markdown file (fenced blocks)", "command": "command line"}
 
 
 

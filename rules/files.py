@@ -102,10 +102,13 @@ RULES: list[Rule] = [
         "MG017", "no-launch-found", Severity.INFO,
         "a file named on the command line holds no engine launch (nothing was checked)",
         """
-        The file was named explicitly but mgpu-lint found no `vllm serve`, `llama-server` or
-        `rpc-server` launch in it (or could not tell what kind of file it is), so no rule ran.
-        Run `mgpu-lint launches FILE` to see what was recognised. Files found by walking a
-        directory stay silent.
+        The file was named explicitly and names an engine (`vllm`, `llama-server`,
+        `rpc-server`, `sglang`, a llama.cpp image) outside comments — in Markdown, inside a
+        fenced block — but mgpu-lint understood no launch in it (or could not tell what kind of
+        file it is), so no rule ran; the finding points at the first such name. A named file
+        that never names an engine (a CI workflow, a values file) stays silent, so pre-commit
+        over a repository does not report every such file. Run `mgpu-lint launches FILE` to
+        see what was recognised. Files found by walking a directory stay silent.
         """,
     ),
 ]

@@ -2,17 +2,28 @@
 
 Shell blocks (`bash`, `sh`, `shell`, `console`, `zsh`, `shell-session`) are searched as scripts;
 when a block uses `$ ` prompts only the prompted lines and their continuations are commands (the
-rest is output).  YAML blocks are read as Kubernetes or compose documents.  Every position
-maps back to the Markdown file.
+rest is output).  Untagged blocks are read as shell too, but only their launches count: a block
+without a language may be output or another language, so its shell syntax errors are dropped.
+YAML blocks are read as Kubernetes or compose documents.  Every position maps back to the
+Markdown file.
+
+Each block is its own host (``Context.host``): a README shows alternatives, and two blocks are
+never two engines on the same machine's GPUs (MG108).  A GPU named with its count in the
+paragraph just before a block or in the nearest heading above it ("on 8×H200", "4xB200",
+"8 x A100 80GB") is the launch's GPU type and the node's GPU count (``Context.stated_gpu``);
+the count is not taken as the GPUs given to the process, since a doc's hardware line says what
+the machine has, not what each alternative uses.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ..launch import Context
-from ..source import CharMap, MapBuilder, SourceFile, Word
+from ..catalog import knowledge
+from ..launch import Context, Located
+from ..source import CharMap, MapBuilder, SourceFile, Span, Word
 from .commandline import Scope, search_script
 from .yamlnodes import Doc
 
@@ -28,14 +39,19 @@ _ROOT_PROMPT = re.compile(r"^[ \t]*(?:\([^)]*\)\s*)?(?:[\w.@~:/-]*)?[$#] ")
 _CONSOLE = {"console", "shell-session", "shellsession", "terminal"}
 
 
-def _blocks(text: str):  # type: ignore[no-untyped-def]
-    """(language, [(line start offset, line text)]) for each fenced block."""
+def _lines(text: str) -> tuple[list[str], list[int]]:
     lines = text.split("\n")
     offsets = []
     pos = 0
     for line in lines:
         offsets.append(pos)
         pos += len(line) + 1
+    return lines, offsets
+
+
+def _blocks(lines: list[str], offsets: list[int]):  # type: ignore[no-untyped-def]
+    """(language, [(line start offset, line text)], index of the opening fence line) for each
+    fenced block."""
     i = 0
     while i < len(lines):
         m = _FENCE.match(lines[i].rstrip("\r"))
@@ -53,8 +69,77 @@ def _blocks(text: str):  # type: ignore[no-untyped-def]
             cut = min(indent, len(stripped) - len(stripped.lstrip(" ")))
             body.append((offsets[j] + cut, stripped[cut:]))
             j += 1
-        yield lang, body
+        yield lang, body, i
         i = j + 1
+
+
+def fenced_bodies(text: str, read_only: bool = False) -> list[tuple[int, str]]:
+    """(offset, text) of every fenced block's body (with ``read_only``: of the blocks this
+    reader reads; MG017 looks for engine names there)."""
+    lines, offsets = _lines(text)
+    out = []
+    for lang, body, _ in _blocks(lines, offsets):
+        if read_only and lang and lang not in SHELL_LANGS and lang not in YAML_LANGS:
+            continue
+        if body:
+            start = body[0][0]
+            end = body[-1][0] + len(body[-1][1])
+            out.append((start, text[start:end]))
+    return out
+
+
+# A GPU named with its count: "8×H200", "4xB200", "8 x A100 80GB", "2 RTX 4090s", "8 H100 GPUs".
+# The name is checked against the GPU catalog, so "3x faster" or "2 x 2" name nothing.
+_GPU_NAME = (r"(?P<name>(?:(?:NVIDIA|AMD)\s+)?(?:(?:GeForce\s+)?RTX\s+(?:PRO\s+)?|Tesla\s+|"
+             r"Instinct\s+)?[A-Z]{1,3}\d{1,4}[A-Z]?(?:[ -](?:SXM\d?|PCIe|NVL|Ti|\d{2,3}\s?GB)\b)*)")
+_STATED_GPU = re.compile(
+    r"(?<![\w.])(?P<count>\d{1,4})\s*(?:[×xX*]\s*|\s)" + _GPU_NAME + r"(?:s\b|\b)"
+    r"|(?<![\w.])" + _GPU_NAME.replace("?P<name>", "?P<name2>") +
+    r"\s*[×xX*]\s*(?P<count2>\d{1,4})(?![\w.])")
+_HEADING = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+\S")
+
+
+def _stated_gpu(source: SourceFile, lines: list[str], offsets: list[int], fence: int
+                ) -> tuple[Located, int] | None:
+    """The GPU (and count) the paragraph just before the fence on line ``fence`` names, else the
+    nearest heading above it."""
+    # the paragraph directly before the block (blank lines between are allowed)
+    i = fence - 1
+    while i >= 0 and not lines[i].strip():
+        i -= 1
+    paragraph = []
+    while i >= 0 and lines[i].strip() and not _FENCE.match(lines[i].rstrip("\r")):
+        if _HEADING.match(lines[i]):
+            break
+        paragraph.append(i)
+        i -= 1
+    for k in paragraph:  # the line nearest the block first
+        hit = _gpu_in(source, lines[k], offsets[k], last=True)
+        if hit is not None:
+            return hit
+    in_fence = False
+    for k in range(fence - 1, -1, -1):
+        # a `#` line inside an earlier fenced block is a shell comment, not a heading
+        if _FENCE.match(lines[k].rstrip("\r")):
+            in_fence = not in_fence
+            continue
+        if not in_fence and _HEADING.match(lines[k]):
+            return _gpu_in(source, lines[k], offsets[k], last=True)
+    return None
+
+
+def _gpu_in(source: SourceFile, line: str, offset: int, last: bool) -> tuple[Located, int] | None:
+    hits = []
+    for m in _STATED_GPU.finditer(line):
+        name = m.group("name") or m.group("name2")
+        count = int(m.group("count") or m.group("count2"))
+        if count < 1 or knowledge.resolve_gpu(name) is None:
+            continue
+        start, end = m.span()
+        hits.append((Located(name, Span(offset + start, offset + end), source), count))
+    if not hits:
+        return None
+    return hits[-1] if last else hits[0]
 
 
 def _segment(lines: list[tuple[int, str]]) -> Word:
@@ -103,21 +188,41 @@ def transcript(text: str) -> tuple[str, Word | None]:
 
 
 def extract_markdown(source: SourceFile, result: "FileResult") -> None:
-    from . import _add, extract_yaml
-
-    for lang, lines in _blocks(source.text):
+    lines_, offsets = _lines(source.text)
+    for host, (lang, lines, fence) in enumerate(_blocks(lines_, offsets)):
         if not lines:
             continue
-        if lang in SHELL_LANGS:
-            if lang in _CONSOLE:
-                lines = _commands_only(lines, _ROOT_PROMPT)
-            elif any(_PROMPT.match(line) for _, line in lines):
-                lines = _commands_only(lines, _PROMPT)
-            word = _segment(lines)
-            found = search_script(word.text, word, Scope(source, Context(kind="markdown")),
-                                  on_yaml=lambda body, cmap: extract_yaml(
-                                      Doc(source, body, cmap), result))
-            _add(result, found, None)
-        elif lang in YAML_LANGS:
-            word = _segment(lines)
-            extract_yaml(Doc(source, word.text, word.cmap), result)
+        before = len(result.launches)
+        _read_block(source, result, lang, lines, lines_, offsets, fence, host)
+        # YAML (a compose file in a block, a here-document) is on the block's host too
+        result.launches[before:] = [
+            la if la.context.host is not None else
+            replace(la, context=replace(la.context, host=host))
+            for la in result.launches[before:]]
+
+
+def _read_block(source: SourceFile, result: "FileResult", lang: str,
+                lines: list[tuple[int, str]], lines_: list[str], offsets: list[int],
+                fence: int, host: int) -> None:
+    from . import _add, extract_yaml
+
+    if lang in SHELL_LANGS or not lang:
+        if lang in _CONSOLE:
+            lines = _commands_only(lines, _ROOT_PROMPT)
+        elif any(_PROMPT.match(line) for _, line in lines):
+            lines = _commands_only(lines, _PROMPT)
+        stated = _stated_gpu(source, lines_, offsets, fence)
+        context = Context(kind="markdown", host=host,
+                          stated_gpu=stated[0] if stated else None,
+                          stated_gpu_count=stated[1] if stated else None)
+        word = _segment(lines)
+        found = search_script(word.text, word, Scope(source, context),
+                              on_yaml=lambda body, cmap: extract_yaml(
+                                  Doc(source, body, cmap), result))
+        if not lang:
+            # an untagged block may be output or another language: only its launches count
+            found.findings = [f for f in found.findings if f.code != "MG003"]
+        _add(result, found, None)
+    elif lang in YAML_LANGS:
+        word = _segment(lines)
+        extract_yaml(Doc(source, word.text, word.cmap), result)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import math
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +16,7 @@ from .findings import Finding, Severity, internal_error
 from .launch import RPC_SERVER, HpaInfo, Launch, ServiceInfo
 from .resolve import ModelFacts, gpu_facts, layout, model_facts
 from .rules import checks_for
+from .records import dataclass
 
 if TYPE_CHECKING:
     from .config import Settings

@@ -7,12 +7,12 @@ else: they never parse, never read files, never print.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, TypeVar
 
 from .engines import ENGINES, Engine
 from .launch import Context, HpaInfo, Launch, Located, ServiceInfo
 from .source import SourceFile, Span
+from .records import dataclass
 
 if TYPE_CHECKING:
     from .config import Settings

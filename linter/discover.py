@@ -5,13 +5,13 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from . import safeio
 from .findings import Finding, Severity
 from .policy import MAX_FILE_BYTES
 from .source import SourceFile, Span
+from .records import dataclass
 
 MAX_BYTES = MAX_FILE_BYTES
 SNIFF_BYTES = 4096  # how much of a suffix-less file is read to tell its kind

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from .source import SourceFile, Span
+from .records import dataclass
 
 if TYPE_CHECKING:
     from .fixes import Fix

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .source import SourceFile, Span, Word
+from .records import dataclass
 
 if TYPE_CHECKING:
     from .findings import Finding

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
 from .versions import version_key as release_key
+from .records import dataclass
 
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?((?:\.post\d+|rc\d+|\.\d+)*)")
 

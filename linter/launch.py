@@ -6,10 +6,11 @@ Sources (``mgpu_lint.sources``) build these; engines (``mgpu_lint.engines``) par
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Mapping
 
 from .source import SourceFile, Span, Word
+from .records import dataclass
 
 # Engines
 VLLM = "vllm"

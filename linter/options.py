@@ -3,8 +3,8 @@ sub-commands and the language server)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+from .records import dataclass
 
 if TYPE_CHECKING:
     from .config import LoadedConfig

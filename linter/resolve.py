@@ -7,7 +7,6 @@ finding can point at it and say whether it rests on a stated fact or an assumpti
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -15,6 +14,7 @@ from .engines import ENGINES
 from .engines.adapter import LLAMA_ARGS, PARALLEL_LAYOUT, VLLM_ARGS
 from .launch import MULTI_NODE_LEADER, Context, GpuRequest, Launch
 from .source import Span
+from .records import dataclass
 
 if TYPE_CHECKING:
     from .catalog.knowledge import GpuSpec, ModelMatch, ModelShape, Precision

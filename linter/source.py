@@ -14,8 +14,9 @@ the file.
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Iterable, Iterator
+from .records import dataclass
 
 
 @dataclass(frozen=True, slots=True)

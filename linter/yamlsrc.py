@@ -14,10 +14,10 @@ differ the whole scalar's span is used for every character (never a guessed offs
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any, Iterator
 
 from .source import CharMap, MapBuilder, Segment, Span
+from .records import dataclass
 
 MAX_DEPTH = 1000
 

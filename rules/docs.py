@@ -22,11 +22,11 @@ from __future__ import annotations
 import json
 import re
 import textwrap
-from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
 from .registry import Rule
+from mgpu_lint.records import dataclass
 
 HEADERS = (("What it does:", "What it checks"), ("Why is this bad?", "Why it matters"),
            ("Use instead:", "How to fix"))

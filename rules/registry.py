@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from mgpu_lint.findings import Finding, Severity
+from mgpu_lint.records import dataclass
 
 if TYPE_CHECKING:
     from mgpu_lint.deployment import Deployment

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
+from ..records import dataclass
 
 if TYPE_CHECKING:
     from pydantic import ValidationError

@@ -10,8 +10,8 @@ numpy for what is a few dozen lines of struct unpacking, and the lint path must 
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
 from typing import Any, BinaryIO
+from ..records import dataclass
 
 MAGIC = b"GGUF"
 MAX_HEADER_BYTES = 64 * 1024 * 1024  # token lists of large vocabularies take a few MB

@@ -4,10 +4,10 @@ type, and the bytes per KV-cache value (``gguf_types.json`` and the tables below
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .data import _catalog
+from ..records import dataclass
 
 if TYPE_CHECKING:
     from .shapes import ModelShape

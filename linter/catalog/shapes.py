@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import dataclasses
 import typing
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cache
 from typing import Any
 
 from .data import _catalog, _read
 from .precision import Precision, dtype_bits
+from ..records import dataclass
 
 
 def _bound(default: Any = dataclasses.MISSING, description: str | None = None,

@@ -10,10 +10,10 @@ the chosen layout.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import typer
+from ..records import dataclass
 
 if TYPE_CHECKING:
     from ..catalog.knowledge import GpuSpec, ModelShape, Precision

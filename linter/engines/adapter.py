@@ -13,8 +13,8 @@ in ``ENGINES`` (``engines/__init__.py``).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+from ..records import dataclass
 
 if TYPE_CHECKING:
     from ..deployment import Deployment

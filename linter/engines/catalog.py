@@ -39,12 +39,13 @@ import difflib
 import json
 import re
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import cache
 from importlib import resources
 from typing import Any, Literal, NamedTuple
 
 from ..versions import version_key
+from ..records import dataclass
 
 ValueType = Literal[
     "flag",  # no value (a boolean set by its spelling)

@@ -13,7 +13,7 @@ is ``known=False``: rules that need it stay silent (no cascades).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Literal
@@ -22,6 +22,7 @@ from ..findings import Finding, Related, Severity
 from ..fixes import split_glued
 from ..source import Span, VarRef, Word
 from .catalog import FlagCatalog, OptionSpec
+from ..records import dataclass
 
 if TYPE_CHECKING:
     from lark import Lark

@@ -4,13 +4,13 @@ llama-notes.md §4: src/llama.cpp llama_prepare_model_devices, common/fit.cpp)."
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..engines.adapter import LLAMA_ARGS
 from ..engines.llamacpp import FALSEY
 from ..findings import Related
 from ..sizing.llamacpp import device_names
+from ..records import dataclass
 
 if TYPE_CHECKING:
     from ..deployment import Deployment

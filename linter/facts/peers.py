@@ -3,11 +3,11 @@ through an index of GPU ids, each peer parsed once (``FileSet.parse``), never by
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..engines import ENGINES
 from ..resolve import VISIBLE_DEVICE_VARS
+from ..records import dataclass
 
 if TYPE_CHECKING:
     from ..engines import Invocation

@@ -8,7 +8,6 @@ vLLM's own, per release); this module joins it to the launch's settings, model a
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..catalog import knowledge
@@ -19,6 +18,7 @@ from ..sizing.display import fixed, gb, gib, percent
 from ..sizing.vllm_budget import largest_stage
 from ..sizing.vllm_launch import LaunchMemory, context_parallel_valid, launch_memory, log_lines
 from ..versions import version_key
+from ..records import dataclass
 
 if TYPE_CHECKING:
     from ..catalog.knowledge import GpuSpec, ModelShape

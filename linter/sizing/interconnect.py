@@ -3,10 +3,10 @@ bytes per step)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from ..policy import PCIE_WARN_SHARE
 from .vllm_budget import largest_stage
+from ..records import dataclass
 
 
 def all_reduces_per_forward(layers: int) -> int:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from ..bounds import ceil_int
+from ..records import dataclass
 
 KV_RESERVE = 0.4  # share of each GPU the rule keeps for KV cache and buffers
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import bisect
 import struct
-from dataclasses import dataclass
+from ..records import dataclass
 
 
 def f32(x: float) -> float:

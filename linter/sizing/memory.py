@@ -4,10 +4,10 @@ kv_heads × head_dim × bytes per token)."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..bounds import ceil_int, floor_int
+from ..records import dataclass
 
 if TYPE_CHECKING:
     from ..catalog.knowledge import ModelShape, RopeScaling

@@ -2,8 +2,8 @@
 tp × dp)."""
 
 from __future__ import annotations
+from ..records import dataclass
 
-from dataclasses import dataclass
 
 
 def world_size(tp: int, pp: int = 1, pcp: int = 1) -> int:

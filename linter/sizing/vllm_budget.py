@@ -21,8 +21,8 @@ The chain, per GPU (``vllm/v1/worker/gpu_worker.py`` ``determine_available_memor
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+from ..records import dataclass
 
 if TYPE_CHECKING:
     from ..catalog.knowledge import ModelShape

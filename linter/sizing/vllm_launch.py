@@ -6,10 +6,10 @@ budget needs is unknown or broken (the rules then stay silent).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from . import vllm_budget as vb
+from ..records import dataclass
 
 if TYPE_CHECKING:
     from ..catalog.knowledge import GpuSpec, ModelShape

@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 
 from ..findings import Finding, Severity
 from ..launch import Context, HpaInfo, Launch, Located, ServiceInfo
@@ -19,6 +19,7 @@ from .kubernetes import extract_object, is_kubernetes
 from .operators import extract_kubeai_models_values, is_kubeai_models_values
 from .prodstack import extract_stack_values, is_stack_values
 from .yamlnodes import Doc
+from ..records import dataclass
 
 
 @dataclass(slots=True)

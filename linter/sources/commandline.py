@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Callable, Mapping
 
 from .. import images
@@ -36,6 +36,7 @@ from ..launch import (
 )
 from ..shell import split_commands
 from ..source import CharMap, SourceFile, Span, Word
+from ..records import dataclass
 
 MAX_NESTING = 8  # sh -c inside sh -c …: bounded
 

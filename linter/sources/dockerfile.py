@@ -8,11 +8,12 @@ BuildKit does.  ``RUN pip install vllm==X`` pins the release for the launch.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from ..launch import Context, EnvVar, Located
 from ..source import CharMap, MapBuilder, SourceFile, Word
 from .commandline import Found, Scope, find_launches, launch_from_image, search_script
+from ..records import dataclass
 
 _INSTR = re.compile(r"^\s*([A-Za-z]+)(\s+|$)")
 _ESCAPE_DIRECTIVE = re.compile(r"^#\s*escape\s*=\s*([\\`])\s*$", re.I)

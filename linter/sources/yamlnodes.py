@@ -7,11 +7,12 @@ file (a Markdown block), the map back to the file, so every Segment and Span is 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Iterator
 
 from ..source import CharMap, Segment, SourceFile, Span, VarRef, Word
 from ..yamlsrc import scalar_segment
+from ..records import dataclass
 
 MAX_VISITS = 200_000  # alias-heavy documents: bounded walks
 

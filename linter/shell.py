@@ -1,7 +1,8 @@
 """Shell words and simple commands with exact positions (grammar: grammars/shell.lark).
 
-``split_commands(text, resolve)`` lexes a shell text with the Lark lexer and yields the simple
-commands in order, each as argv ``Word`` objects whose character maps point into ``text``.
+``split_commands(text, resolve)`` lexes a shell text with the grammar's terminals and yields
+the simple commands in order, each as argv ``Word`` objects whose character maps point into
+``text``.
 Variables are expanded through ``resolve(name) -> str | None`` at the moment each command is
 assembled, so a caller that records assignments between commands sees them take effect in order,
 as the shell does.  A variable that ``resolve`` does not know stays literal and is listed in the
@@ -11,12 +12,12 @@ word's ``unresolved``.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import lru_cache
-from importlib import resources
 from typing import Callable, Iterator
 
 from .source import CharMap, MapBuilder, Span, VarRef, Word
+from .records import dataclass
 
 Resolver = Callable[[str], "str | None"]
 
@@ -47,24 +48,16 @@ class Command:
 
 
 @lru_cache(maxsize=1)
-def _lexer():  # type: ignore[no-untyped-def]
-    from lark import Lark
-
-    grammar = resources.files("mgpu_lint.grammars").joinpath("shell.lark").read_text()
-    # cache=True keeps the built grammar in the temp directory between processes (lark 1.x)
-    return Lark(grammar, parser="lalr", lexer="basic", cache=True)
-
-
-@lru_cache(maxsize=1)
 def _scanner() -> re.Pattern[str]:
     """One alternation of the grammar's terminals, in the order Lark's basic lexer tries them
     (priority, then longest possible match, then pattern length, then name; lark/lexer.py
     BasicLexer).  Scanning with it directly skips Lark's per-token line counting, the largest
-    cost of lexing long `sh -c` scripts; the grammar stays the single definition."""
-    terminals = sorted(_lexer().terminals, key=lambda t: (
-        -t.priority, -t.pattern.max_width, -len(t.pattern.value), t.name))
-    return re.compile("|".join(f"(?P<{t.name}>{_possessive(t.name, t.pattern.to_regexp())})"
-                               for t in terminals))
+    cost of lexing long `sh -c` scripts; the grammar stays the single definition (its terminals
+    are generated into grammars/terminals.py by scripts/grammars.py, so Lark is not imported)."""
+    from .grammars.terminals import SHELL
+
+    return re.compile("|".join(f"(?P<{name}>{_possessive(name, regexp)})"
+                               for name, regexp in SHELL))
 
 
 # The outermost repetition of these terminals, up to their closing delimiter (the pattern's
@@ -88,7 +81,9 @@ def _possessive(name: str, regexp: str) -> str:
 def _greedy_dq() -> tuple[re.Pattern[str], re.Pattern[str]]:
     """The grammar's DQ as written, and the possessive DQ's body without its closing quote
     (how far it reads)."""
-    dq = next(t for t in _lexer().terminals if t.name == "DQ").pattern.to_regexp()
+    from .grammars.terminals import SHELL
+
+    dq = dict(SHELL)["DQ"]
     body = _possessive("DQ", dq)
     assert body.endswith('")')
     return re.compile(dq), re.compile(body[:-2] + ")")

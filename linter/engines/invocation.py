@@ -12,10 +12,10 @@ is ``known=False``: rules that need it stay silent (no cascades).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import field
 from functools import lru_cache
-from importlib import resources
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..findings import Finding, Related, Severity
@@ -25,8 +25,6 @@ from .catalog import FlagCatalog, OptionSpec
 from ..records import dataclass
 
 if TYPE_CHECKING:
-    from lark import Lark
-
     from ..fixes import Fix
     from ..launch import Launch
 
@@ -318,11 +316,11 @@ class OptionToken:
 
 
 @lru_cache(maxsize=1)
-def _options_parser() -> Lark:
-    from lark import Lark
+def _terminals() -> dict[str, re.Pattern[str]]:
+    """options.lark's terminals, compiled (generated into grammars/terminals.py)."""
+    from ..grammars.terminals import OPTIONS
 
-    grammar = resources.files("mgpu_lint.grammars").joinpath("options.lark").read_text("utf-8")
-    return Lark(grammar, parser="lalr", lexer="contextual", cache=True)
+    return {name: re.compile(regexp) for name, regexp in OPTIONS}
 
 
 NEGATIVE_NUMBER = "negnum"
@@ -331,40 +329,48 @@ NEGATIVE_NUMBER = "negnum"
 @lru_cache(maxsize=8192)
 def classify(text: str) -> OptionToken | str | None:
     """An option word's parts, ``NEGATIVE_NUMBER`` for ``-1``/``-0.5``, None when the word does
-    not follow option syntax (``-``, ``---x``, a blank in the flag part: ``--port 8000``)."""
-    from lark import Token
-    from lark.exceptions import LarkError
+    not follow option syntax (``-``, ``---x``, a blank in the flag part: ``--port 8000``).
 
+    The rule of grammars/options.lark, ``NEGNUM | DASHES NAME ("." KEY)* APPEND? ("=" VALUE?)?``,
+    read the way Lark's LALR parser with its contextual lexer reads it: at each point the
+    terminals the rule allows there are tried in the lexer's order and the first that matches is
+    taken whole (no backtracking into a token); anything left over is a syntax error (None).
+    Lark itself is not imported (issue 19: start-up); tests/test_grammars.py checks that this
+    gives Lark's parse of the grammar on every catalog spelling and on generated words."""
     if not text.startswith("-"):
         return None
-    try:
-        tree = _options_parser().parse(text)
-    except LarkError:
+    t = _terminals()
+    n = len(text)
+    m = t["NEGNUM"].match(text)  # tried before DASHES (longer possible match)
+    if m is not None:
+        return NEGATIVE_NUMBER if m.end() == n else None
+    m = t["DASHES"].match(text)
+    if m is None:
         return None
-    if tree.data == NEGATIVE_NUMBER:
-        return NEGATIVE_NUMBER
-    dashes = name = ""
+    dashes = m.group()
+    m = t["NAME"].match(text, m.end())
+    if m is None:
+        return None
+    name = m.group()
+    pos = flag_end = m.end()
     keys: list[str] = []
-    flag_end = len(text)
+    while pos < n and text[pos] == ".":
+        m = t["KEY"].match(text, pos + 1)
+        if m is None:
+            return None
+        keys.append(m.group())
+        pos = flag_end = m.end()
+    if pos < n and text[pos] == "+":
+        if keys:
+            keys[-1] += "+"
+        pos = flag_end = pos + 1
     value_start: int | None = None
-    for tok in tree.scan_values(lambda v: isinstance(v, Token)):
-        kind = tok.type
-        if kind == "DASHES":
-            dashes = str(tok)
-        elif kind == "NAME":
-            name = str(tok)
-            flag_end = tok.end_pos or len(text)
-        elif kind == "KEY":
-            keys.append(str(tok))
-            flag_end = tok.end_pos or len(text)
-        elif kind == "APPEND":
-            if keys:
-                keys[-1] += "+"
-            flag_end = tok.end_pos or len(text)
-        elif kind == "VALUE":
-            value_start = tok.start_pos
-    if value_start is None and flag_end < len(text) and text[flag_end] == "=":
-        value_start = flag_end + 1
+    if pos < n and text[pos] == "=":
+        value_start = pos + 1  # also for a bare `--flag=`
+        m = t["VALUE"].match(text, pos + 1)
+        pos = m.end() if m is not None else pos + 1
+    if pos != n:
+        return None
     return OptionToken(dashes, name, tuple(keys), flag_end, value_start)
 
 

@@ -27,9 +27,9 @@ without dp attention, dp attention with tp not divisible by dp — are not known
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..records import dataclass
 from ..resolve import Size, parallel_size
 
 if TYPE_CHECKING:

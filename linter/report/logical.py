@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from dataclasses import dataclass
 from typing import Any
 
+from ..records import dataclass
 from ..source import SourceFile
 
 

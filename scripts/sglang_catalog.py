@@ -4,6 +4,14 @@
         reads ``sglang/srt/server_args.py`` from each wheel (never imported, never unpacked to
         disk), walks ``ServerArgs.add_cli_args`` with ``ast`` and writes one record per
         ``parser.add_argument`` call to ``tests/data/engines/sglang-versions/<release>.json``
+    python scripts/sglang_catalog.py dump-parser sglang-0.5.23-….whl UNPACKED_DIR
+        for releases whose options are built at run time (0.5.23 builds them from the
+        msgspec fields of sglang/srt/arg_groups/): run with a throwaway interpreter in which
+        ``sglang.srt.server_args`` imports from UNPACKED_DIR (the wheel unzipped; its imports
+        need numpy, torch, triton, msgspec, pydantic, starlette, pyzmq, … — none of them ever
+        a dependency of mgpu-lint), builds the parser as ``prepare_server_args`` does
+        (``argparse.ArgumentParser(prog="sglang serve")`` + ``ServerArgs.add_cli_args``) and
+        records every option it holds
     python scripts/sglang_catalog.py build
         turns every dump into ``linter/catalog/flags/sglang-<release>.json``
     python scripts/sglang_catalog.py check
@@ -34,9 +42,18 @@ DUMPS = ROOT / "tests" / "data" / "engines" / "sglang-versions"
 FLAGS = ROOT / "linter" / "catalog" / "flags"
 SERVER_ARGS = "sglang/srt/server_args.py"
 
-# argparse `type=` callables of server_args.py and the catalog value type they give
+# argparse `type=` callables of server_args.py and the catalog value type they give; a
+# parser whose accepted spellings are not plain Python literals is "str" (anything passes:
+# human_readable_int takes "4k", sglang/srt/utils/common.py, 0.5.23)
 TYPES = {"int": "int", "float": "float", "str": "str", "nullable_str": "str",
-         "json_list_type": "json"}
+         "json_list_type": "json", "loads": "json", "human_readable_int": "str",
+         "parse_cuda_graph_backend_arg": "str", "parse_cuda_graph_config_arg": "str"}
+# argparse Action classes of 0.5.23 and the plain action they behave as
+# (sglang/srt/arg_groups/argparse_actions.py: the deprecated spellings still store)
+ACTIONS = {"_StoreAction": None, "_StoreTrueAction": "store_true",
+           "_StoreFalseAction": "store_false", "_StoreConstAction": "store_const",
+           "BooleanOptionalAction": "boolean_optional", "LoRAPathAction": "LoRAPathAction",
+           "DeprecatedStoreTrueAction": "store_true", "DeprecatedStoreConstAction": "store_const"}
 _UNRESOLVED = object()
 
 
@@ -173,8 +190,74 @@ def dump_wheel(path: Path) -> dict[str, Any]:
     }
 
 
-def catalog(dump: dict[str, Any]) -> dict[str, Any]:
-    """The flag catalog (linter/catalog/flags schema) of one dump."""
+def dump_parser(wheel: Path, unpacked: Path) -> dict[str, Any]:
+    """The options of the parser ``prepare_server_args`` builds, imported from ``unpacked``."""
+    sys.path.insert(0, str(unpacked))
+    from sglang.srt.server_args import ServerArgs  # type: ignore[import-not-found]
+
+    parser = argparse.ArgumentParser(prog="sglang serve")
+    ServerArgs.add_cli_args(parser)
+    records = []
+    for action in parser._actions:
+        if not action.option_strings or action.dest == "help":
+            continue
+        kind = type(action).__name__
+        if kind not in ACTIONS:
+            raise SystemExit(f"{action.option_strings[0]}: unknown action {kind}")
+        if kind == "DeprecatedStoreConstAction" and action.nargs is None:
+            kind = "_StoreAction"  # a retired valued flag: it still takes one of its choices
+        type_name = getattr(action.type, "__name__", None) if action.type else None
+        default = action.default
+        resolved = default is None or isinstance(default, (bool, int, float, str))
+        choices = action.choices
+        if choices is not None:
+            choices = sorted(choices, key=str) if isinstance(choices, set) else list(choices)
+            if not all(isinstance(c, (bool, int, float, str)) for c in choices):
+                choices = None
+        records.append({
+            "names": list(action.option_strings),
+            "dest": action.dest,
+            "action": ACTIONS[kind],
+            "type": type_name,
+            "nargs": action.nargs if isinstance(action.nargs, (str, int)) and
+            ACTIONS[kind] is None or kind == "LoRAPathAction" else None,
+            "const": action.const if isinstance(action.const, (bool, int, float, str)) else None,
+            "default": default if resolved else None,
+            "default_resolved": resolved,
+            "choices": choices,
+            "choices_source": None,
+            "required": bool(action.required),
+            "line": None,
+        })
+    data = wheel.read_bytes()
+    dist = next(unpacked.glob("sglang-*.dist-info"), None)
+    meta = (dist / "METADATA").read_text("utf-8") if dist else ""
+    version = next((line.split(":", 1)[1].strip() for line in meta.splitlines()
+                    if line.startswith("Version:")), wheel.name.split("-")[1])
+    eps = dist / "entry_points.txt" if dist else None
+    entry_points = [line.strip() for line in eps.read_text("utf-8").splitlines()
+                    if line.strip() and not line.startswith("[")] if eps and eps.is_file() else []
+    server_args = (unpacked / SERVER_ARGS).read_bytes()
+    return {
+        "release": version,
+        "wheel": wheel.name,
+        "wheel_sha256": hashlib.sha256(data).hexdigest(),
+        "server_args_sha256": hashlib.sha256(server_args).hexdigest(),
+        "entry_points": entry_points,
+        "modules": sorted(m for m in ("sglang/launch_server.py", "sglang/cli/main.py")
+                          if (unpacked / m).is_file()),
+        "read": "imported: the parser prepare_server_args builds (argparse._actions)",
+        "actions": records,
+    }
+
+
+def catalog(dump: dict[str, Any], keys: dict[str, str] | None = None,
+            closed: set[str] | None = None) -> dict[str, Any]:
+    """The flag catalog (linter/catalog/flags schema) of one dump.  ``keys``: spelling → the
+    key an earlier release gave that option, so a setting keeps one key across releases
+    (0.5.23 stores --tp-size as the field ``tp_size``, 0.5.5 as ``tensor_parallel_size``)."""
+    keys = keys or {}
+    used: set[str] = set()
     release = dump["release"]
     options: list[dict[str, Any]] = [
         # argparse adds -h/--help to every parser (prepare_server_args builds a plain
@@ -182,13 +265,33 @@ def catalog(dump: dict[str, Any]) -> dict[str, Any]:
         {"key": "help", "names": ["-h", "--help"], "type": "help", "nargs": 0},
     ]
     for rec in dump["actions"]:
-        opt: dict[str, Any] = {"key": rec["dest"], "names": rec["names"]}
+        earlier = next((keys[n] for n in rec["names"] if n in keys), None)
+        key = earlier or rec["dest"]
+        if key in used:
+            # two options argparse stores in one dest (a retired spelling beside its
+            # replacement: --monokernel-backend amd and --enable-amd-monokernel, 0.5.23)
+            key = rec["names"][0].lstrip("-").replace("-", "_")
+        used.add(key)
+        opt: dict[str, Any] = {"key": key, "names": rec["names"]}
         action = rec["action"]
         if action in ("store_true", "store_false"):
             opt["type"] = "flag"
             opt["nargs"] = 0
             opt["default"] = rec["default"] if rec["default"] is not None else \
                 action == "store_false"
+        elif action == "boolean_optional":
+            # argparse.BooleanOptionalAction: --x stores True, --no-x False
+            opt["names"] = [n for n in rec["names"] if not n.startswith("--no-")]
+            opt["neg"] = [n for n in rec["names"] if n.startswith("--no-")]
+            opt["type"] = "flag"
+            opt["nargs"] = 0
+            if rec["default"] is not None:
+                opt["default"] = rec["default"]
+        elif action == "store_const":
+            opt["type"] = "flag"
+            opt["nargs"] = 0
+            if rec["const"] is not None:
+                opt["const"] = rec["const"]
         elif action in (None, "LoRAPathAction"):
             # LoRAPathAction (server_args.py) stores the nargs='*' words as name=path items
             type_name = rec["type"] or "str"
@@ -201,13 +304,18 @@ def catalog(dump: dict[str, Any]) -> dict[str, Any]:
                 opt["nargs"] = rec["nargs"]
             if rec["const"] is not None:
                 opt["const"] = rec["const"]
-            if rec["choices"] is not None:
+            # an imported parser shows choice lists after the plugin hooks extended them
+            # (QUANTIZATION_CHOICES.extend …): enforced only where an earlier release read
+            # statically had the option's choices closed
+            imported_open = dump.get("read") and not (closed and any(
+                n in closed for n in rec["names"]))
+            if rec["choices"] is not None and not imported_open:
                 opt["choices"] = rec["choices"]
             if rec["default"] is not None:
                 opt["default"] = rec["default"]
         else:
             raise SystemExit(f"{release} {rec['names'][0]}: unknown action {action}")
-        options.append({k: opt[k] for k in ("key", "names", "type", "nargs", "choices",
+        options.append({k: opt[k] for k in ("key", "names", "neg", "type", "nargs", "choices",
                                             "nullable", "default", "const") if k in opt})
     return {
         "generated": "generated by scripts/sglang_catalog.py from "
@@ -215,7 +323,9 @@ def catalog(dump: dict[str, Any]) -> dict[str, Any]:
         "engine": "sglang",
         "version": release,
         "source": f"sglang {release} wheel: ServerArgs.add_cli_args in "
-                  "sglang/srt/server_args.py, read statically (ast)",
+                  "sglang/srt/server_args.py, " + (
+                      "the built parser (imported)" if dump.get("read") else
+                      "read statically (ast)"),
         "options": options,
     }
 
@@ -224,11 +334,27 @@ def _text(doc: dict[str, Any]) -> str:
     return json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
 
 
+def _release_key(release: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in release.replace(".post", ".").split("."))
+
+
 def built() -> dict[Path, str]:
     out = {}
-    for path in sorted(DUMPS.glob("*.json")):
-        dump = json.loads(path.read_text("utf-8"))
-        out[FLAGS / f"sglang-{dump['release']}.json"] = _text(catalog(dump))
+    dumps = [json.loads(p.read_text("utf-8")) for p in DUMPS.glob("*.json")]
+    keys: dict[str, str] = {}
+    closed: set[str] = set()
+    for dump in sorted(dumps, key=lambda d: _release_key(d["release"])):
+        out[FLAGS / f"sglang-{dump['release']}.json"] = _text(catalog(dump, keys, closed))
+        for rec in dump["actions"]:
+            if not dump.get("read"):
+                # the newest statically read release says whether the list is closed
+                if rec["choices"] is not None:
+                    closed.update(rec["names"])
+                else:
+                    closed.difference_update(rec["names"])
+            key = next((keys[n] for n in rec["names"] if n in keys), rec["dest"])
+            for name in rec["names"]:
+                keys.setdefault(name, key)
     return out
 
 
@@ -237,6 +363,9 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="cmd", required=True)
     d = sub.add_parser("dump")
     d.add_argument("wheels", nargs="+", type=Path)
+    dp = sub.add_parser("dump-parser")
+    dp.add_argument("wheel", type=Path)
+    dp.add_argument("unpacked", type=Path)
     sub.add_parser("build")
     sub.add_parser("check")
     args = parser.parse_args(argv)
@@ -246,6 +375,11 @@ def main(argv: list[str] | None = None) -> int:
             dump = dump_wheel(wheel)
             (DUMPS / f"{dump['release']}.json").write_text(_text(dump), "utf-8")
             print(f"{dump['release']}: {len(dump['actions'])} options")
+        return 0
+    if args.cmd == "dump-parser":
+        dump = dump_parser(args.wheel, args.unpacked)
+        (DUMPS / f"{dump['release']}.json").write_text(_text(dump), "utf-8")
+        print(f"{dump['release']}: {len(dump['actions'])} options")
         return 0
     stale = [p for p, text in built().items()
              if not p.is_file() or p.read_text("utf-8") != text]

@@ -63,7 +63,7 @@ def one(text: str) -> tuple[object, list[str]]:
 def test_catalogs_are_built_from_the_dumps() -> None:
     """linter/catalog/flags/sglang-*.json are what scripts/sglang_catalog.py build writes."""
     built = script.built()
-    assert sorted(p.name for p in built) == [f"sglang-{v}.json" for v in SGLANG_VERSIONS]
+    assert sorted(p.name for p in built) == sorted(f"sglang-{v}.json" for v in SGLANG_VERSIONS)
     for path, text in built.items():
         assert path.read_text("utf-8") == text, f"{path.name} is stale: run the build"
 
@@ -74,9 +74,15 @@ def test_every_dumped_option_is_in_the_catalog(release: str) -> None:
     assert dump["release"] == release
     catalog = sglang_catalog(release)
     for action in dump["actions"]:
+        keys = set()
         for name in action["names"]:
             match = catalog.lookup(name)
-            assert match is not None and match.option.key == action["dest"], name
+            assert match is not None, name
+            keys.add(match.option.key)
+            if not dump.get("read"):
+                assert match.option.key == action["dest"], name
+        # an imported release keeps the key an earlier release gave the option
+        assert len(keys) == 1, action["names"]
     # argparse's own -h/--help besides ServerArgs.add_cli_args
     assert len(catalog.options) == len(dump["actions"]) + 1
 
@@ -125,11 +131,12 @@ def test_catalog_facts() -> None:
         c = sglang_catalog(release)
         assert c.by_key["host"].default == "127.0.0.1"
         assert c.by_key["port"].default == 30000
-        assert c.by_key["tensor_parallel_size"].names == ("--tensor-parallel-size", "--tp-size")
-        assert c.by_key["data_parallel_size"].names == ("--data-parallel-size", "--dp-size")
+        assert set(c.by_key["tensor_parallel_size"].names) == {"--tensor-parallel-size",
+                                                               "--tp-size"}
+        assert set(c.by_key["data_parallel_size"].names) == {"--data-parallel-size", "--dp-size"}
         assert c.by_key["model_path"].names == ("--model-path", "--model")
-        assert c.by_key["expert_parallel_size"].names == ("--expert-parallel-size",
-                                                          "--ep-size", "--ep")
+        assert set(c.by_key["expert_parallel_size"].names) == {"--expert-parallel-size",
+                                                               "--ep-size", "--ep"}
         assert c.by_key["enable_dp_attention"].type == "flag"
 
 
@@ -174,13 +181,18 @@ def test_settings_and_abbreviations() -> None:
     inv, findings = one(f"python -m sglang.launch_server --model {MODEL} --tp 8 --dp=2 "
                         "--enable-dp-attention --ep 8 --mem-fraction-static 0.85 "
                         "--host 0.0.0.0 --port 30001 --cuda-graph-bs 1 2 4 --api-key k\n")
-    assert findings == []
+    # 0.5.23 split --cuda-graph-bs into -decode/-prefill: there the word is an ambiguous
+    # prefix; its values are not positional words of their own
+    assert findings == [
+        "MG004 warning [--cuda-graph-bs] ambiguous option --cuda-graph-bs: SGLang 0.5.23 "
+        "(argparse) rejects it because it could match --cuda-graph-bs-decode, "
+        "--cuda-graph-bs-prefill (SGLang 0.4.10.post2, 0.5.5 accepts it; nothing in the "
+        "launch says which release runs)"]
     assert inv.setting("tensor_parallel_size").value == 8
     assert inv.setting("data_parallel_size").value == 2
     assert inv.setting("enable_dp_attention").value is True
     assert inv.setting("expert_parallel_size").value == 8
     assert inv.setting("mem_fraction_static").value == 0.85
-    assert inv.setting("cuda_graph_bs").value == [1, 2, 4]
     assert inv.host.value == "0.0.0.0" and inv.port.value == 30001
     assert inv.api_key.value == "k"
 
@@ -198,9 +210,9 @@ def test_ambiguous_prefix() -> None:
     --pp-size, so the verdict depends on the release (a warning)."""
     _, findings = one(f"python -m sglang.launch_server --model-path {MODEL} --pp 2\n")
     assert findings == [
-        "MG004 warning [--pp] ambiguous option --pp: SGLang 0.5.5 (argparse) rejects it because "
-        "it could match --pp-max-micro-batch-size, --pp-size (SGLang 0.4.10.post2 accepts it; "
-        "nothing in the launch says which release runs)"]
+        "MG004 warning [--pp] ambiguous option --pp: SGLang 0.5.23 (argparse) rejects it because "
+        "it could match --pp-async-batch-depth, --pp-max-micro-batch-size, --pp-size (SGLang "
+        "0.4.10.post2 accepts it; nothing in the launch says which release runs)"]
 
 
 def test_unknown_flags() -> None:
@@ -243,8 +255,8 @@ def test_pinned_release() -> None:
     assert [f.split("]")[0] for f in _pod("lmsysorg/sglang:v0.5.9-cu129", '"--pp", "2"')] == [
         "MG004 warning [--pp"]
     assert [f.split("]")[0] for f in _pod("lmsysorg/sglang:kimi-k3",
-                                          '"--enable-linear-replayssm-spec"')] == [
-        "MG004 info [--enable-linear-replayssm-spec"]
+                                          '"--enable-warp-drive"')] == [
+        "MG004 info [--enable-warp-drive"]
 
 
 def test_flag_of_another_release() -> None:
@@ -270,7 +282,7 @@ def test_values() -> None:
         "MG006 error [x] invalid value for --tp-size: invalid int value: 'x'; SGLang exits "
         "(argparse)",
         "MG006 info [fast] invalid value for --tokenizer-mode: invalid choice: 'fast' (choose "
-        "from 'auto', 'slow'); SGLang exits (argparse) (assuming SGLang 0.5.5, the newest "
+        "from 'auto', 'slow'); SGLang exits (argparse) (assuming SGLang 0.5.23, the newest "
         "catalogued release: a later one may accept it; pin the image tag, "
         "lmsysorg/sglang:vX.Y.Z, to check it exactly)",
         "MG006 error [true] --trust-remote-code takes no value: SGLang fails with \"argument "

@@ -17,10 +17,10 @@ every option; this walker follows CPython's argparse (3.10-3.12, ``_parse_option
 
 The release is the one an `lmsysorg/sglang:vX.Y.Z…` image tag names, when it has a catalog.
 Otherwise (no image, `latest`, a custom tag, an uncatalogued release) nothing says which
-release runs, and SGLang adds flags and choices in every release (0.5.23 is on PyPI; 0.5.5 is
-the newest catalogued): the flags are checked against 0.5.5, and a verdict that rests on the flag
+release runs, and SGLang adds flags and choices in every release (0.5.23, the newest on PyPI,
+is the newest catalogued): the flags are checked against it, and a verdict that rests on the flag
 set is a warning when another catalogued release differs or the word is close to a known flag
-(ambiguous prefix, a typo), else information (a flag or choice 0.5.5 lacks).  What no release
+(ambiguous prefix, a typo), else information (a flag or choice 0.5.23 lacks).  What no release
 accepts stays an error: `--tp_size` for a known `--tp-size` (argparse never rewrites `_`), a
 value for a store_true flag, a missing value, a positional word, no --model-path.
 """
@@ -214,7 +214,10 @@ class _Walker:
             f"because it could match {', '.join(names)}{why}",
             word.sub(0, len(written)), hint="write the full flag name",
         )
-        return self._skip_values(i + 1) if "=" not in word.text else i + 1
+        # argparse stops at the ambiguous word: the words after it that are no option are
+        # its values in the release that accepts it (nargs '+' for --cuda-graph-bs), never
+        # positional arguments of their own
+        return self._skip_values(i + 1, limit=None) if "=" not in word.text else i + 1
 
     def _unknown_flag(self, i: int) -> int:
         word = self.words[i]
@@ -280,8 +283,12 @@ class _Walker:
                 )
                 self._stated(spec, written, flag_span, known=False)
                 return i + 1
+            # argparse.BooleanOptionalAction's --no-x stores False (0.5.23); a store_const
+            # flag stores its const
+            value = False if match.negative else (spec.const if spec.const is not None
+                                                  else True)
             self.b.add(OptionValue(key=spec.key, spelling=written, flag_span=flag_span,
-                                   value=True))
+                                   value=value))
             return i + 1
         if explicit is not None:
             start = len(text) - len(explicit)

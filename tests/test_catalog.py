@@ -552,6 +552,16 @@ def test_qwen25_vl_loads_its_vision_tower() -> None:
     assert s3.params + vision3b == 3754622976  # the "3.75B" its config's parameter count gives
 
 
+def test_qwen3_coder_480b_shape() -> None:
+    s = k.resolve_model("Qwen/Qwen3-Coder-480B-A35B-Instruct").shape
+    assert (s.layers, s.hidden, s.heads, s.kv_heads, s.head_dim, s.max_positions) == \
+        (62, 6144, 96, 8, 128, 262144)
+    assert (s.experts, s.experts_per_token, s.moe_layers, s.intermediate) == (160, 8, 62, 2560)
+    # 480B total, 35B active: the routed experts not chosen are 152 of 160 in all 62 layers
+    assert s.params - 62 * 152 * 3 * 6144 * 2560 == s.active_params
+    assert k.resolve_model("Qwen/Qwen3-Coder-30B-A3B-Instruct") is None  # its own shape
+
+
 def test_kimi_k2_is_deepseek_v3_with_384_experts() -> None:
     from mgpu_lint.sizing.memory import kv_bytes_per_token
 
@@ -625,6 +635,9 @@ def test_config_models_match_their_configs(model: str) -> None:
     ("moonshotai/Kimi-K2-Base", "moonshotai/Kimi-K2-Instruct", None),
     ("unsloth/Kimi-K2-Instruct-GGUF:Q2_K", "moonshotai/Kimi-K2-Instruct", 3.1593),
     ("RedHatAI/Kimi-K2-Instruct-quantized.w8a8", "moonshotai/Kimi-K2-Instruct", 8.0),
+    ("Qwen/Qwen3-Coder-480B-A35B-Instruct-FP8", "Qwen/Qwen3-Coder-480B-A35B-Instruct", 8.0),
+    ("unsloth/Qwen3-Coder-480B-A35B-Instruct-GGUF:Q4_K_M", "Qwen/Qwen3-Coder-480B-A35B-Instruct",
+     4.8944),
 ])
 def test_config_model_names(ref: str, model: str, bits: float | None) -> None:
     m = k.resolve_model(ref)

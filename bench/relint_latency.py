@@ -3,12 +3,18 @@ document (the same path as `mgpu-lint - --stdin-filename deploy.yaml`).
 
     .venv/bin/python bench/relint_latency.py        # prints size, median and p90 of 20 runs
     .venv/bin/python bench/relint_latency.py --kb 200 --all   # 200 KB documents of each shape
+    .venv/bin/python bench/relint_latency.py --lsp  # also through a running `mgpu-lint server`
 
 With ``--all``, each document shape of ``SHAPES`` (a manifest, many unknown flags, many findings
 on one line, one long word, many launches in a script) is linted as an edited document and
 turned into LSP diagnostics, as the server does before it publishes: the figure to hold is the
 server's answer within 1 s of the last change (issue 20), i.e. the debounce (lsp.DEBOUNCE) plus
 this.
+
+With ``--lsp`` the same edits also go to a running ``mgpu-lint server`` over stdio, each as a
+``didChange`` with the whole text, and the time is from sending it to the server's
+``publishDiagnostics`` for that version, less the debounce (``lsp.DEBOUNCE``): the server's own
+cost (JSON-RPC, the lint, diagnostics) next to the in-process lint of the same run.
 """
 
 from __future__ import annotations
@@ -108,6 +114,77 @@ def shapes(kb: int) -> None:
               f"lint {t1 - t0:6.2f} s, diagnostics {t2 - t1:6.2f} s", flush=True)
 
 
+def _lsp_times(text: str, edits: list[str]) -> list[float]:
+    """Seconds from each didChange to its publishDiagnostics, less the debounce."""
+    import json
+    import os
+    import subprocess
+    import tempfile
+
+    from mgpu_lint.lsp import DEBOUNCE
+
+    proc = subprocess.Popen([sys.executable, "-m", "mgpu_lint.cli", "server"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL)
+    assert proc.stdin is not None and proc.stdout is not None
+
+    def send(message: dict) -> None:
+        body = json.dumps({"jsonrpc": "2.0", **message}).encode()
+        proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)  # type: ignore
+        proc.stdin.flush()  # type: ignore[union-attr]
+
+    def receive(wanted) -> dict:  # type: ignore[no-untyped-def]
+        while True:
+            length = 0
+            while (line := proc.stdout.readline()) not in (b"\r\n", b""):  # type: ignore
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            if not length:
+                raise SystemExit("the server closed its output")
+            message = json.loads(proc.stdout.read(length))  # type: ignore[union-attr]
+            if wanted(message):
+                return message
+
+    folder = tempfile.mkdtemp(prefix="relint-")
+    uri = Path(folder, "deploy.yaml").as_uri()
+    try:
+        send({"id": 1, "method": "initialize",
+              "params": {"processId": os.getpid(), "rootUri": None, "capabilities": {}}})
+        receive(lambda m: m.get("id") == 1)
+        send({"method": "initialized", "params": {}})
+
+        def published(version: int):  # type: ignore[no-untyped-def]
+            return lambda m: m.get("method") == "textDocument/publishDiagnostics" and \
+                m["params"].get("version") == version
+
+        send({"method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": uri, "languageId": "yaml", "version": 1, "text": text}}})
+        receive(published(1))
+        times = []
+        for version, edited in enumerate(edits, start=2):
+            t0 = time.perf_counter()
+            send({"method": "textDocument/didChange", "params": {
+                "textDocument": {"uri": uri, "version": version},
+                "contentChanges": [{"text": edited}]}})
+            receive(published(version))
+            times.append(time.perf_counter() - t0 - DEBOUNCE)
+        send({"id": 2, "method": "shutdown"})
+        receive(lambda m: m.get("id") == 2)
+        send({"method": "exit"})
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.rmdir(folder)
+    return times
+
+
+def _summary(times: list[float]) -> str:
+    times = sorted(times)
+    return (f"median {statistics.median(times) * 1000:.0f} ms, "
+            f"p90 {times[int(len(times) * 0.9) - 1] * 1000:.0f} ms over {len(times)} runs")
+
+
 def main() -> None:
     import argparse
 
@@ -116,22 +193,27 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--kb", type=int, default=27)
     ap.add_argument("--all", action="store_true", help="every document shape, one run each")
+    ap.add_argument("--lsp", action="store_true",
+                    help="also time the same edits through a running `mgpu-lint server`")
     ns = ap.parse_args()
     if ns.all:
         shapes(ns.kb)
         return
     text = manifest(ns.kb * 1024)
     lint_text("deploy.yaml", text)  # imports and catalogs loaded once, as in a running server
+    # an edit, as an editor sends (each text differs from the one before it)
+    edits = [text.replace("0.9", f"0.{9 - k % 3}", 1).replace("vllm-0", f"vllm-{k}x", 1)
+             for k in range(20)]
     times = []
-    for k in range(20):
-        edited = text.replace("0.9", f"0.{9 - k % 3}", 1)  # an edit, as an editor sends
+    for edited in edits:
         t0 = time.perf_counter()
         lint_text("deploy.yaml", edited)
         times.append(time.perf_counter() - t0)
-    times.sort()
     print(f"{len(text.encode())} bytes, {text.count('kind: Deployment')} Deployments: "
-          f"median {statistics.median(times) * 1000:.0f} ms, "
-          f"p90 {times[int(len(times) * 0.9) - 1] * 1000:.0f} ms over {len(times)} runs")
+          f"in-process lint {_summary(times)}")
+    if ns.lsp:
+        print(f"through `mgpu-lint server` (didChange to publishDiagnostics, less the "
+              f"debounce): {_summary(_lsp_times(text, edits))}")
 
 
 if __name__ == "__main__":

@@ -422,18 +422,75 @@ def _rule_markdown(r: Rule, urls: dict[str, str | None]) -> str:
 
 def _disable_edit(f: Finding) -> tuple[Span, str] | None:
     """A `# mgpu-lint: disable=CODE` line above the finding's line, at its indentation; above
-    the first line of a backslash-continued command (a comment cannot sit inside one).  None
-    for JSON, which has no comments, and for findings at no line (file-level)."""
+    the first line of a backslash-continued command (a comment cannot sit inside one); for a
+    line inside a multi-line YAML scalar (a `sh -c` block, where a `#` line would become part
+    of the script), above the container's `name:` line, which suppressions also read for the
+    launch's findings.  None for JSON, which has no comments, for findings at no line
+    (file-level), and for a multi-line scalar outside a named list item."""
     src = f.source
     if src.path.endswith(".json") or not src.text:
         return None
     line, _ = src.line_col(f.span.start)
+    if src.kind == "yaml":
+        anchor = _yaml_anchor_line(src, f.span.start, line)
+        if anchor is False:
+            return None
+        line = anchor or line
     while line > 1 and src.line_text(line - 1).rstrip().endswith("\\"):
         line -= 1
     text = src.line_text(line)
     indent = text[:len(text) - len(text.lstrip())]
     start = src.line_starts()[line - 1]
     return Span(start, start), f"{indent}# mgpu-lint: disable={f.code}\n"
+
+
+def _yaml_anchor_line(src: SourceFile, offset: int, line: int) -> int | None | bool:
+    """None when ``line`` (1-based, holding ``offset``) is an ordinary YAML line; when the
+    scalar holding ``offset`` began on an earlier line, the line of the ``name`` key of the
+    innermost list item holding it, or False when there is none (or the text does not
+    compose)."""
+    from .yamlsrc import YamlError, compose_documents
+
+    try:
+        roots = list(compose_documents(src.text))
+    except (YamlError, RecursionError):
+        return False
+
+    def inside(node: object) -> bool:
+        start = node.start_mark.index  # type: ignore[attr-defined]
+        return start <= offset < max(node.end_mark.index, start + 1)  # type: ignore
+
+    for root in roots:
+        if not inside(root):
+            continue
+        named: int | None = None
+        node, steps = root, 0
+        while node is not None and steps < 200:
+            steps += 1
+            if node.id == "scalar":
+                if node.start_mark.line + 1 >= line:
+                    return None
+                return named if named is not None else False
+            nxt = None
+            if node.id == "mapping":
+                for k, v in node.value:
+                    if inside(k):
+                        return None
+                    if inside(v):
+                        nxt = v
+                        break
+            else:
+                for item in node.value:
+                    if inside(item):
+                        if item.id == "mapping":
+                            for k, v in item.value:
+                                if k.id == "scalar" and k.value == "name" and v.id == "scalar":
+                                    named = k.start_mark.line + 1
+                        nxt = item
+                        break
+            node = nxt
+        return None
+    return None
 
 
 def serve() -> None:

@@ -347,6 +347,46 @@ def test_code_actions_fix_disable_and_fix_all(client: Client, tmp_path: Path) ->
     assert "--max-model-len" in all_fixed and "--tensor-paralel-size" in all_fixed
 
 
+FOLDED = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: folded
+spec:
+  containers:
+    - name: engine
+      image: vllm/vllm-openai:v0.30.0
+      command: ["/bin/sh", "-c"]
+      args:
+        - >-
+          exec vllm serve Qwen/Qwen2.5-7B-Instruct
+          --max-model-le 8192
+          --port 8000
+"""
+
+
+def test_disable_inside_a_block_scalar_goes_above_the_container(client: Client,
+                                                                tmp_path: Path) -> None:
+    """A `#` line inside a folded `sh -c` script would be part of the script (the shell would
+    then drop every flag after it): the comment goes above the container's `name:` line,
+    which the suppression reads for the launch, and the YAML's values stay as they were."""
+    from ruamel.yaml import YAML
+
+    uri = (tmp_path / "folded.yaml").as_uri()
+    diags = client.open(uri, FOLDED, "yaml")["diagnostics"]
+    flag = next(d for d in diags if d["code"] == "MG013")
+    actions = client.request("textDocument/codeAction", {
+        "textDocument": {"uri": uri}, "range": flag["range"],
+        "context": {"diagnostics": [flag]}})
+    disable = next(a for a in actions if a["title"] == "Disable MG013 for this line")
+    suppressed = _apply(FOLDED, disable["edit"]["changes"][uri])
+    assert "    # mgpu-lint: disable=MG013\n    - name: engine\n" in suppressed
+    load = YAML(typ="safe", pure=True).load
+    assert load(suppressed) == load(FOLDED)
+    after = {d["code"] for d in client.change(uri, suppressed, 2)["diagnostics"]}
+    assert "MG013" not in after and "MG012" not in after
+
+
 def test_hover_on_a_finding_and_on_a_suppression_code(client: Client, tmp_path: Path) -> None:
     uri = (tmp_path / "hover.yaml").as_uri()
     text = FIXABLE.replace("      containers:\n",

@@ -277,3 +277,49 @@ def test_dynamo_findings(capsys):
     for code in ("MG004", "MG008", "MG605", "MG606", "MG702", "Traceback", "MG000"):
         assert code not in out, out
     assert sum(" MG701 " in ln for ln in lines) == 1
+
+
+RAYJOB_CLUSTER = "fixtures/operators/rayjob-cluster.yaml"
+
+
+def test_rayjob_gpus_are_the_ray_clusters(capsys):
+    over, inside, existing, odd, odd2 = _launches(capsys, RAYJOB_CLUSTER)
+    # the GPU worker group of spec.rayClusterSpec: per pod, with its node labels and image
+    assert over["gpus"] == {"count": 1, "origin": "nvidia.com/gpu limit", "vendor": "nvidia",
+                            "at": "30:37"}
+    assert over["deployment"]["gpu"]["name"] == "NVIDIA L4 24GB"
+    assert over["context"]["image"] == "rayproject/ray-ml:2.40.0-gpu"
+    assert inside["gpus"]["count"] == 2
+    # a clusterSelector names a cluster that is not here; odd specs give no GPUs, no error
+    assert existing.get("gpus") is None and odd.get("gpus") is None and odd2.get("gpus") is None
+    out = _lint(capsys, RAYJOB_CLUSTER)
+    lines = [ln.split(" [")[0] for ln in out.splitlines() if ln.startswith(RAYJOB_CLUSTER)]
+    # tp 2 over two one-GPU Ray pods, at the 2 of --tensor-parallel-size 2
+    assert lines == [f"{RAYJOB_CLUSTER}:8:74: MG105"], out
+
+
+def test_stormservice_roles_are_pod_templates(capsys):
+    path = "fixtures/operators/aibrix-stormservice.yaml"
+    prefill, decode = _launches(capsys, path)
+    assert prefill["context"]["container"] == "prefill" and decode["gpus"]["count"] == 2
+    out = _lint(capsys, path)
+    errors = [ln.split(" [")[0] for ln in out.splitlines() if "[error]" in ln]
+    assert errors == [f"{path}:19:75: MG101"], out  # tp 2 on the prefill role's one GPU
+
+
+def test_rayservice_engine_kwargs_are_never_abbreviations(capsys, tmp_path):
+    # `device` is a field of older vLLM releases only; a keyword argument is matched exactly,
+    # so it is not `--device`, an abbreviation of --device-ids on the command line (MG013)
+    ray = tmp_path / "r.yaml"
+    ray.write_text("apiVersion: ray.io/v1\nkind: RayService\nmetadata: {name: r}\nspec:\n"
+                   "  serveConfigV2: |\n    applications:\n"
+                   "    - import_path: ray.serve.llm:build_openai_app\n      args:\n"
+                   "        llm_configs:\n          - model_loading_config:\n"
+                   "              model_id: Qwen/Qwen2.5-7B-Instruct\n"
+                   "            engine_kwargs: {device: auto, max_model_len: 1024}\n")
+    (la,) = _launches(capsys, str(ray))
+    assert [w["word"] for w in la["argv"]][-2:] == ["$engine_kwargs.device",
+                                                      "--max-model-len=1024"]
+    out = _lint(capsys, str(ray))
+    for code in ("MG013", "MG004", "Traceback"):
+        assert code not in out, out

@@ -105,6 +105,12 @@ def _vllm_keys() -> dict[str, tuple[str, bool]]:
     return keys
 
 
+@lru_cache(maxsize=1)
+def _default_keys() -> frozenset[str]:
+    """The option keys of the release assumed when nothing pins one."""
+    return frozenset(opt.key for opt in vllm_catalog().options)
+
+
 def _flag_of(key: str) -> str | None:
     entry = _vllm_keys().get(key)
     return entry[0] if entry is not None else None
@@ -121,13 +127,14 @@ def _is_bool(node: Any, value: str) -> bool | None:
     return None
 
 
-def _gpu_group(doc: Doc, root: Any) -> tuple[Any, Any] | None:
-    """(pod spec, container) of the cluster's GPU worker group, when the groups with GPUs agree
-    on the count per pod."""
+def _gpu_group(doc: Doc, cluster: Any) -> tuple[Any, Any] | None:
+    """(pod spec, container) of the Ray cluster's GPU worker group (``cluster`` a RayCluster
+    spec: RayService ``rayClusterConfig``, RayJob ``rayClusterSpec``, RayCluster ``spec``),
+    when the groups with GPUs agree on the count per pod."""
     from .kubernetes import _gpus
 
     found: list[tuple[Any, Any, int | None]] = []
-    for group in items(get(root, "spec", "rayClusterConfig", "workerGroupSpecs")):
+    for group in items(get(cluster, "workerGroupSpecs")):
         pod = get(group, "template", "spec")
         for c in items(get(pod, "containers")):
             gpus, _ = _gpus(doc, c)
@@ -136,6 +143,36 @@ def _gpu_group(doc: Doc, root: Any) -> tuple[Any, Any] | None:
     if not found or len({n for _, _, n in found}) != 1:
         return None
     return found[0][0], found[0][1]
+
+
+def ray_workers(doc: Doc, cluster: Any) -> tuple[Context, dict[str, EnvVar]]:
+    """What an engine started on the Ray cluster gets from its GPU worker group: the GPUs per
+    pod, node labels (GPU type), image, volumes and environment of the pods its Ray workers
+    run in (an empty Context when no worker group has GPUs, or the groups disagree)."""
+    from .kubernetes import _env, _gpus, _node_labels
+
+    group = _gpu_group(doc, cluster)
+    if group is None:
+        return Context(kind="k8s"), {}
+    pod, container = group
+    image = get(container, "image")
+    worker = Context(
+        kind="k8s",
+        container_name=(Located(get_str(container, "name") or "",
+                                doc.span(get(container, "name")), doc.source)
+                        if is_scalar(get(container, "name")) else None),
+        image=(Located(image.value, doc.span(image), doc.source) if is_scalar(image)
+               else None),
+        gpus=_gpus(doc, container)[0],
+        node_labels=_node_labels(doc, pod),
+        volumes=_mounts(doc, pod, container),
+    )
+    env = _env(doc, container)
+    if is_scalar(image) and image.value.startswith(RAY_IMAGES) and "HOME" not in env:
+        # the Ray images run as user ray: ENV HOME=/home/ray (ray-project/ray
+        # docker/base-deps/Dockerfile), so the Hugging Face cache is under /home/ray
+        env["HOME"] = EnvVar("HOME", "/home/ray", None)
+    return worker, env
 
 
 def _mounts(doc: Doc, pod: Any, container: Any) -> dict[str, Located]:
@@ -159,32 +196,9 @@ def extract_rayservice(doc: Doc, root: Any, base: Context, found: Found) -> None
         roots = list(compose_documents(seg.text))
     except YamlError:
         return  # Ray Serve rejects it; nothing the linter can read as a launch
-    from .kubernetes import _env, _gpus, _node_labels
-
-    group = _gpu_group(doc, root)
-    worker = Context(kind="k8s")
-    env: dict[str, EnvVar] = {}
-    if group is not None:
-        pod, container = group
-        image = get(container, "image")
-        # the engine's workers run in this group's pods: their GPUs, node labels, image,
-        # environment and volumes are the engine's
-        worker = Context(
-            kind="k8s",
-            container_name=(Located(get_str(container, "name") or "",
-                                    doc.span(get(container, "name")), doc.source)
-                            if is_scalar(get(container, "name")) else None),
-            image=(Located(image.value, doc.span(image), doc.source) if is_scalar(image)
-                   else None),
-            gpus=_gpus(doc, container)[0],
-            node_labels=_node_labels(doc, pod),
-            volumes=_mounts(doc, pod, container),
-        )
-        env = _env(doc, container)
-        if is_scalar(image) and image.value.startswith(RAY_IMAGES) and "HOME" not in env:
-            # the Ray images run as user ray: ENV HOME=/home/ray (ray-project/ray
-            # docker/base-deps/Dockerfile), so the Hugging Face cache is under /home/ray
-            env["HOME"] = EnvVar("HOME", "/home/ray", None)
+    # the engine's workers run in the GPU worker group's pods: their GPUs, node labels,
+    # image, environment and volumes are the engine's
+    worker, env = ray_workers(doc, get(root, "spec", "rayClusterConfig"))
     for config_root in roots:
         for app in items(get(config_root, "applications")):
             if get_str(app, "import_path") not in SERVE_LLM_BUILDERS:
@@ -234,6 +248,12 @@ def _llm_config(inner: Doc, llm: Any, base: Context, worker: Context, env: dict[
                 hint=(f"did you mean `{guess.lstrip('-').replace('-', '_')}`?" if guess
                       else "engine_kwargs takes vLLM's AsyncEngineArgs field names"),
             ))
+            continue
+        if key not in _default_keys():
+            # a field of older releases only (`device`): a keyword argument is matched
+            # exactly, never as an abbreviation of a longer flag the way the command line
+            # would read `--device`; whether the image's vLLM still has it is not known here
+            args.append(_marker(value, inner, f"engine_kwargs.{key}", key))
             continue
         if is_scalar(value):
             if value.tag.endswith(":null") or value.value in ("", "~", "null"):
@@ -310,5 +330,5 @@ def _flag_word_at_value(flag: str, node: Any, inner: Doc) -> Word:
     return _synthetic(flag + "=", inner.word(node), node, inner)
 
 
-__all__ = ["extract_rayservice", "is_rayservice"]
+__all__ = ["extract_rayservice", "is_rayservice", "ray_workers"]
 

@@ -7,7 +7,8 @@
   ``nvidia-gpu-h100:8`` names a profile of the KubeAI chart and a multiplier: the chart's GPU
   profiles request one GPU each (charts/kubeai/values.yaml resourceProfiles), so the pod gets
   8 GPUs of the profile's type.
-- KubeRay ``RayJob``: ``spec.entrypoint`` is a shell command run on the cluster.
+- KubeRay ``RayJob``: ``spec.entrypoint`` is a shell command run on the cluster; the GPUs of
+  the engine it starts are the GPU worker group's of ``spec.rayClusterSpec``.
 
 Each synthesised argument maps to the place it comes from (the ``url``, ``metadata.name`` and
 each ``spec.args`` item), so findings point where the user writes the value.
@@ -49,11 +50,19 @@ def extract_operator(doc: Doc, root: Any, base: Context, found: Found) -> None:
     if kind == "Model":
         _kubeai_model(doc, root, base, found)
     elif kind == "RayJob":
+        from .kuberay import ray_workers
+
         node = get(root, "spec", "entrypoint")
         word = doc.word(node)
         # a process the Ray job runs on the cluster, not a container of its own: no probes,
-        # ports or resources of its own
-        scope = Scope(doc.source, replace(base, kind="shell"))
+        # ports or resources of its own.  The engine's GPUs are the Ray cluster's: with
+        # spec.rayClusterSpec (a RayCluster spec, ray-project/kuberay v1.7.0-rc.0
+        # ray-operator/apis/ray/v1/rayjob_types.go RayJobSpec.RayClusterSpec) the GPU worker
+        # group's, as for a RayService; with a clusterSelector (an existing cluster) unknown
+        worker, env = ray_workers(doc, get(root, "spec", "rayClusterSpec"))
+        scope = Scope(doc.source, replace(
+            base, kind="shell", gpus=worker.gpus, node_labels=worker.node_labels,
+            image=worker.image, volumes=worker.volumes, ray_cluster=True), env=env)
         found.extend(search_script(word.text, word, scope))
 
 

@@ -34,6 +34,7 @@ from typing import Any
 from ..findings import Finding, Severity
 from ..launch import ENTRY_SGLANG_SERVE, SGLANG, Launch
 from ..source import Span, Word
+from ..versions import version_key
 from .adapter import GPU_LAYOUT, HTTP_API, SGLANG_ARGS, Bind, Engine
 from .catalog import SGLANG_VERSIONS, FlagCatalog, Match, OptionSpec, sglang_catalog
 from .invocation import Builder, Invocation, ModelRef, OptionValue
@@ -118,6 +119,10 @@ class _Walker:
         # an unquoted expansion to nothing is no argument at all (the shell drops it)
         self.words = tuple(w for w in launch.args if w.text or w.quoted or launch.list_form)
         self.positional: list[Word] = []
+        # `sglang serve` takes a first positional word, and --model, as the model from 0.5.23
+        # (sglang/cli/serve.py _normalize_positional_model_path, cli/utils.py
+        # try_get_model_path); 0.5.5 only --model-path (cli/utils.py get_model_path)
+        self._serve_reads_model = version_key(catalog.version) >= version_key("0.5.23")
 
     # ------------------------------------------------------------------ releases
     def _accepted_by(self, text: str) -> list[str]:
@@ -186,8 +191,15 @@ class _Walker:
             # sglang/cli/serve.py _normalize_positional_model_path (0.5.23) takes a first
             # positional word as --model-path; 0.5.5 (sglang/cli/utils.py get_model_path)
             # does not
+            if self._serve_reads_model:
+                self.b.add(OptionValue(key=MODEL_KEY, spelling="the positional model",
+                                       flag_span=word.span, value_span=word.span,
+                                       raw=word.text, value=word.text))
+                if self.pinned:
+                    return
+            # a pinned release that does not read it stops; otherwise the release decides
             self.b.report(
-                "MG016", Severity.WARNING,
+                "MG016", Severity.ERROR if self.pinned else Severity.WARNING,
                 f"`{word.text}` is given as a positional model: `sglang serve` of SGLang 0.5.5 "
                 "reads the model only from --model-path and stops with \"Error: --model-path "
                 "is required\" (later releases take a first positional word as the model)",
@@ -378,12 +390,12 @@ class _Walker:
             return None
         win = occs[-1]
         if self.launch.entry == ENTRY_SGLANG_SERVE and win.known and \
-                win.spelling != "--model-path":
+                win.spelling == "--model" and not (self.pinned and self._serve_reads_model):
             # sglang/cli/utils.py get_model_path (0.5.5) looks for the exact words
             # `--model-path X` / `--model-path=X` before argparse runs; 0.5.23
             # (try_get_model_path) also takes `--model`
             self.b.report(
-                "MG016", Severity.WARNING,
+                "MG016", Severity.ERROR if self.pinned else Severity.WARNING,
                 f"`sglang serve` of SGLang 0.5.5 finds the model only as --model-path spelled "
                 f"out: with {win.spelling} it stops with \"Error: --model-path is required\" "
                 "(later releases also take --model)",

@@ -9,7 +9,7 @@ from dataclasses import field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from .deployment import Deployment, linked_hpas, linked_services
+from .deployment import Deployment, LinkIndex
 from .engines import parse_launch
 from .facts.peers import GpuPeer, physical_gpus
 from .findings import Finding, Severity, internal_error
@@ -37,6 +37,12 @@ class FileSet:
         default_factory=dict, repr=False)
     _gpu_index: dict[tuple[int, int | None, str | None], dict[str, Any]] = field(
         default_factory=dict, repr=False)
+    # the parses another launch may still ask for: the GPU records of gpu_peers
+    _records: set[tuple[int, str | None]] = field(default_factory=set, repr=False)
+
+    @cached_property
+    def links(self) -> LinkIndex:
+        return LinkIndex(self.services, self.hpas)
 
     @cached_property
     def by_host(self) -> dict[tuple[int, int | None], tuple[Launch, ...]]:
@@ -59,6 +65,15 @@ class FileSet:
                 # run's memory does not grow with every parse
                 self._parsed[key] = hit
         return hit[0], list(hit[1])
+
+    def finished(self, launch: Launch, version: str | None) -> None:
+        """The launch's own analysis is over: its parse stays only while a later launch may
+        have it as a GPU peer (a record), so that a file of n launches on stated GPUs does not
+        keep n parses with every setting the rules read (20,000 launches on one GPU peaked at
+        over 500 MiB)."""
+        key = (id(launch), version)
+        if key not in self._records:
+            self._parsed.pop(key, None)
 
     def gpu_peers(self, launch: Launch, version: str | None) -> tuple[GpuPeer, ...]:
         """Earlier vLLM launches of the same file and host, given one of this launch's physical
@@ -121,6 +136,7 @@ class FileSet:
                     continue
                 if not records or not math.isfinite(util) or not best or util > best[0]:
                     records.append((pos, la, claim))
+                    self._records.add((id(la), version))
                     if math.isfinite(util) and (not best or util > best[0]):
                         best[:] = [util]
         return {gpu: (later, positions, records) for gpu, (later, positions, records, _)
@@ -150,8 +166,8 @@ def deployment(launch: Launch, settings: Settings, options: Options,
         layout=layout(inv, launch),
         model=model,
         gpu=gpu_facts(launch, settings, options.gpu, options.gpus_per_node),
-        services=linked_services(launch, fileset.services),
-        hpas=linked_hpas(launch, fileset.hpas),
+        services=fileset.links.services_of(launch),
+        hpas=fileset.links.hpas_of(launch),
         gpu_peers=fileset.gpu_peers(launch, settings.target_version),
     )
     return d, findings
@@ -165,6 +181,7 @@ def analyze(launch: Launch, settings: Settings, options: Options,
             findings.extend(r.check(d))  # type: ignore[misc]
         except Exception as exc:  # noqa: BLE001 - one rule's bug must not hide the others
             findings.append(internal_error(launch.source, exc))
+    fileset.finished(launch, d.settings.target_version)
     return findings
 
 

@@ -411,9 +411,10 @@ def _report(fmt: str, findings: list[Any], run: Any, args: dict[str, Any], out: 
                         for s in (Severity.ERROR, Severity.WARNING, Severity.INFO)},
     }
     if fmt == "json":
-        from .report.json_report import render as render_json
+        from .report.json_report import chunks as json_chunks
 
-        out.write(render_json(findings, summary, _rule_names(_docs_url(args))))
+        for chunk in json_chunks(findings, summary, _rule_names(_docs_url(args))):
+            out.write(chunk)
     elif fmt == "sarif":
         from .report.sarif import render as render_sarif
         from .rules import ALL
@@ -425,13 +426,11 @@ def _report(fmt: str, findings: list[Any], run: Any, args: dict[str, Any], out: 
 
         out.write(render_github(findings))
     else:
-        from .report.text import render as render_text
+        from .report.text import chunks as text_chunks
 
         color = use_color("never" if args["no_color"] else args["color"], out)
-        text = render_text(findings, summary, color=color)
-        if args["quiet"]:
-            text = text.rsplit("\n\n", 1)[0] + "\n" if findings else ""
-        out.write(text)
+        for chunk in text_chunks(findings, summary, color=color, tail=not args["quiet"]):
+            out.write(chunk)
 
 
 def _statistics(findings: list[Any], json_output: bool) -> str:

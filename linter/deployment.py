@@ -70,23 +70,56 @@ def selects(selector: dict[str, str], labels: dict[str, str]) -> bool:
     return bool(selector) and all(labels.get(k) == v for k, v in selector.items())
 
 
-def linked_services(launch: Launch, services: list[ServiceInfo]) -> tuple[ServiceInfo, ...]:
-    ctx = launch.context
-    if ctx.kind != "k8s":
-        return ()
-    return tuple(s for s in services
-                 if (s.namespace or None) == (ctx.namespace or None)
-                 and selects(dict(s.selector), dict(ctx.pod_labels)))
+class LinkIndex:
+    """The Services and HPAs of a run that link to a launch.
 
+    A Service links to a Kubernetes launch in its namespace whose pod labels hold every item of
+    its (non-empty) selector; an HPA to the launch's object by namespace, name and (when given)
+    kind.  Both in the run's order.  Services are filed under their namespace and first selector
+    item, HPAs under namespace and target name, so a launch is compared only with the objects
+    that can link to it (comparing every launch with every Service was quadratic: 20,000
+    Deployments with their Services)."""
 
-def linked_hpas(launch: Launch, hpas: list[HpaInfo]) -> tuple[HpaInfo, ...]:
-    ctx = launch.context
-    if ctx.kind != "k8s" or not ctx.object_name:
-        return ()
-    return tuple(h for h in hpas
-                 if (h.namespace or None) == (ctx.namespace or None)
-                 and h.target_name == ctx.object_name
-                 and (h.target_kind is None or h.target_kind == ctx.object_kind))
+    def __init__(self, services: list[ServiceInfo], hpas: list[HpaInfo]) -> None:
+        self.services = services
+        self.hpas = hpas
+        # namespace -> first selector key -> its value -> Service positions (in list order)
+        self._svc: dict[str | None, dict[str, dict[str, list[int]]]] = {}
+        for i, s in enumerate(services):
+            if not s.selector:
+                continue  # an empty selector selects nothing (``selects``)
+            k, v = next(iter(s.selector.items()))
+            self._svc.setdefault(s.namespace or None, {}).setdefault(k, {}) \
+                .setdefault(v, []).append(i)
+        self._hpa: dict[tuple[str | None, str | None], list[HpaInfo]] = {}
+        for h in hpas:
+            self._hpa.setdefault((h.namespace or None, h.target_name), []).append(h)
+
+    def services_of(self, launch: Launch) -> tuple[ServiceInfo, ...]:
+        ctx = launch.context
+        if ctx.kind != "k8s":
+            return ()
+        by_key = self._svc.get(ctx.namespace or None)
+        if not by_key:
+            return ()
+        labels = dict(ctx.pod_labels)
+        found: list[int] = []
+        for k, by_value in by_key.items():
+            # the first selector item must match, as selects() asks of every item
+            hit = by_value.get(labels.get(k))  # type: ignore[arg-type]
+            if hit:
+                found.extend(hit)
+        if len(found) > 1:
+            found.sort()
+        return tuple(self.services[i] for i in found
+                     if selects(dict(self.services[i].selector), labels))
+
+    def hpas_of(self, launch: Launch) -> tuple[HpaInfo, ...]:
+        ctx = launch.context
+        if ctx.kind != "k8s" or not ctx.object_name:
+            return ()
+        return tuple(h for h in self._hpa.get((ctx.namespace or None, ctx.object_name), ())
+                     if h.target_kind is None or h.target_kind == ctx.object_kind)
 
 
 def located_span(loc: Located | None) -> Span | None:

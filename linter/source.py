@@ -14,8 +14,10 @@ the file.
 from __future__ import annotations
 
 import bisect
+from array import array
 from dataclasses import field
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, MutableSequence, Sequence
+
 from .records import dataclass
 
 
@@ -28,6 +30,7 @@ class Span:
 
 
 _NO_RUNS: list[int] = []  # shared by linear maps, never written
+_COMPACT_AT = 256  # runs kept in lists before a map moves them into arrays (MapBuilder._push)
 
 
 class CharMap:
@@ -205,44 +208,62 @@ def _steps_within(x: int, step: int, count: int, lo: int | None, hi: int | None)
 
 
 class MapBuilder:
-    """Builds a CharMap run by run; consecutive characters that continue a run are merged."""
+    """Builds a CharMap run by run; consecutive characters that continue a run are merged.
 
-    __slots__ = ("_d", "_s", "_ss", "_e", "_es", "n")
+    The run being extended lives in plain attributes and goes into the lists only when the next
+    one starts, so merging a character (the common case) touches no list."""
+
+    __slots__ = ("_d", "_s", "_ss", "_e", "_es", "n", "_cd", "_cs", "_css", "_ce", "_ces")
 
     def __init__(self) -> None:
-        self._d: list[int] = []
-        self._s: list[int] = []
-        self._ss: list[int] = []
-        self._e: list[int] = []
-        self._es: list[int] = []
+        self._d: MutableSequence[int] = []
+        self._s: MutableSequence[int] = []
+        self._ss: MutableSequence[int] = []
+        self._e: MutableSequence[int] = []
+        self._es: MutableSequence[int] = []
         self.n = 0  # characters so far
+        # the current run (``_cd`` -1: none yet)
+        self._cd = -1
+        self._cs = self._css = self._ce = self._ces = 0
 
     def add_run(self, s: int, ss: int, e: int, es: int, n: int) -> None:
         """n characters: character k starts at ``s + ss * k`` and ends at ``e + es * k``."""
         if n <= 0:
             return
-        d = self._d
-        if d:
-            last_len = self.n - d[-1]
-            s0, e0 = self._s[-1], self._e[-1]
+        if self._cd >= 0:
+            last_len = self.n - self._cd
             if last_len == 1:
-                cs, ce = s - s0, e - e0
+                cs, ce = s - self._cs, e - self._ce
                 if n == 1 or (ss == cs and es == ce):
-                    self._ss[-1], self._es[-1] = cs, ce
+                    self._css, self._ces = cs, ce
                     self.n += n
                     return
-            else:
-                ss0, es0 = self._ss[-1], self._es[-1]
-                if (s == s0 + ss0 * last_len and e == e0 + es0 * last_len
-                        and (n == 1 or (ss == ss0 and es == es0))):
-                    self.n += n
-                    return
-        d.append(self.n)
-        self._s.append(s)
-        self._ss.append(ss if n > 1 else 0)
-        self._e.append(e)
-        self._es.append(es if n > 1 else 0)
+            elif (s == self._cs + self._css * last_len and e == self._ce + self._ces * last_len
+                  and (n == 1 or (ss == self._css and es == self._ces))):
+                self.n += n
+                return
+            self._push()
+        self._cd, self._cs, self._ce = self.n, s, e
+        if n > 1:
+            self._css, self._ces = ss, es
+        else:
+            self._css = self._ces = 0
         self.n += n
+
+    def _push(self) -> None:
+        """The current run into the lists."""
+        self._d.append(self._cd)
+        self._s.append(self._cs)
+        self._ss.append(self._css)
+        self._e.append(self._ce)
+        self._es.append(self._ces)
+        if len(self._d) == _COMPACT_AT:
+            # a map whose mapping changes every few characters (``m$x$x$x…``, escapes of
+            # different kinds) has a run per change: past _COMPACT_AT runs they are kept as
+            # machine integers (8 bytes each) instead of Python ints in lists (about 40), so a
+            # 4 MiB word of expansions no longer takes over 300 MiB
+            self._d, self._s, self._ss, self._e, self._es = (
+                array("q", xs) for xs in (self._d, self._s, self._ss, self._e, self._es))
 
     def linear(self, start: int, n: int) -> None:
         """n characters copied verbatim from ``start``."""
@@ -275,6 +296,9 @@ class MapBuilder:
             r += 1
 
     def _into(self, m: CharMap) -> None:
+        if self._cd >= 0:
+            self._push()
+            self._cd = -1
         m.length = self.n
         d = self._d
         if not d:
@@ -368,11 +392,13 @@ class SourceFile:
     path: str
     text: str
     kind: str = "unknown"
-    _line_starts: list[int] | None = field(default=None, repr=False)
+    _line_starts: Sequence[int] | None = field(default=None, repr=False)
 
-    def line_starts(self) -> list[int]:
+    def line_starts(self) -> Sequence[int]:
+        """The offset where each line starts (machine integers: a file of 4 million blank lines
+        took 160 MiB as a list of Python ints)."""
         if self._line_starts is None:
-            starts = [0]
+            starts = array("q", [0])
             text = self.text
             find = text.find
             i = find("\n")

@@ -188,6 +188,9 @@ class FlagCatalog:
             n: r for r in self.retired for n in r.names
         }
         self._sorted = sorted(self.by_spelling)
+        # the Setting of each option a launch does not state (engines/invocation.py): one
+        # immutable object per release, shared by every launch
+        self.default_settings: dict[str, Any] = {}
         self._suggestions: dict[str, str | None] = {}
         self._lengths = [len(n) for n in self._sorted]
         self._longest = max(self._lengths, default=0)

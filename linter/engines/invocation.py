@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable
 from dataclasses import field
 from functools import lru_cache
+from operator import methodcaller
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..findings import Finding, Related, Severity
@@ -101,7 +102,62 @@ class Setting:
 
 
 def _setting(key: str) -> property:
-    return property(lambda self: self.setting(key), doc=f"The `{key}` option (a Setting).")
+    # methodcaller, not a lambda: with ``Invocation.setting`` the table's lookup, a read of a
+    # computed setting runs no Python frame
+    return property(methodcaller("setting", key), doc=f"The `{key}` option (a Setting).")
+
+
+class _SettingTable(dict):  # type: ignore[type-arg]
+    """An Invocation's Settings by key, each computed on first read (``__missing__``)."""
+
+    __slots__ = ("_index", "_open", "_engine", "_version", "_catalog")
+
+    def __init__(self, index: dict[str, tuple[OptionValue, ...]], open_: bool, engine: str,
+                 version: str) -> None:
+        super().__init__()
+        self._index, self._open, self._engine, self._version = index, open_, engine, version
+        self._catalog: FlagCatalog | None = None
+
+    def catalog(self) -> FlagCatalog:
+        cat = self._catalog
+        if cat is None:
+            cat = self._catalog = catalog_for(self._engine, self._version)
+        return cat
+
+    def __missing__(self, key: str) -> Setting:
+        setting = self[key] = self._compute(key)
+        return setting
+
+    def _compute(self, key: str) -> Setting:
+        occs = self._index.get(key, ())
+        catalog = self.catalog()
+        if not occs:
+            if self._open:
+                return Setting(key, None, False, False)
+            # a setting the launch does not state is the same immutable Setting on every launch
+            # of the release: built once per catalog, not once per launch
+            shared = catalog.default_settings.get(key)
+            if shared is None:
+                spec = catalog.by_key.get(key)
+                shared = catalog.default_settings[key] = Setting(
+                    key, spec.default if spec is not None else None, False, True)
+            return shared
+        spec = catalog.by_key.get(key)
+        if spec is not None and spec.accumulates:
+            known = all(o.known for o in occs)
+            items: list[Any] = []
+            for o in occs:
+                items.extend(o.value or ())
+            return Setting(key, items if known else None, True, known, occs)
+        dotted = [o for o in occs if o.subkeys]
+        if dotted:
+            # vLLM merges the dotted keys into one JSON object appended after every other
+            # argument, so it replaces a whole-JSON value whatever the order (vllm-notes §3)
+            known = all(o.known for o in dotted)
+            return Setting(key, merge_dotted(dotted) if known else None, True, known,
+                           tuple(o for o in occs if not o.subkeys) + tuple(dotted))
+        win = occs[-1]
+        return Setting(key, win.value if win.known else None, True, win.known, occs)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -119,18 +175,25 @@ class Invocation:
 
     # derived, not part of equality: the occurrences of each key, and each Setting once computed
     _index: dict[str, tuple[OptionValue, ...]] = field(init=False, repr=False, compare=False)
-    _settings: dict[str, Setting] = field(init=False, repr=False, compare=False)
+    _settings: "_SettingTable" = field(init=False, repr=False, compare=False)
+    # ``setting(key)``: the effective value of an option (see the typed properties below).  It
+    # is the settings table's own lookup, not a method: rules read ~100 settings per launch,
+    # and a Python call per read was a tenth of the per-launch time (issue 19)
+    setting: Callable[[str], Setting] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         index: dict[str, list[OptionValue]] = {}
         for occ in self.occurrences:
             index.setdefault(occ.key, []).append(occ)
-        object.__setattr__(self, "_index", {k: tuple(v) for k, v in index.items()})
-        object.__setattr__(self, "_settings", {})
+        frozen = {k: tuple(v) for k, v in index.items()}
+        table = _SettingTable(frozen, self.open_span is not None, self.engine, self.version)
+        object.__setattr__(self, "_index", frozen)
+        object.__setattr__(self, "_settings", table)
+        object.__setattr__(self, "setting", table.__getitem__)
 
     @property
     def catalog(self) -> FlagCatalog:
-        return catalog_for(self.engine, self.version)
+        return self._settings.catalog()
 
     def default(self, key: str) -> Any:
         """The engine's default for a setting in the launch's release (its flag catalog)."""
@@ -151,38 +214,6 @@ class Invocation:
     def stated(self, key: str) -> tuple[OptionValue, ...]:
         """Every stated occurrence of an option, in precedence order."""
         return self._index.get(key, ())
-
-    def setting(self, key: str) -> Setting:
-        """The effective value of an option (see the typed properties below)."""
-        cache = self._settings
-        cached = cache.get(key)
-        if cached is None:
-            cached = cache[key] = self._compute(key)
-        return cached
-
-    def _compute(self, key: str) -> Setting:
-        occs = self._index.get(key, ())
-        spec = catalog_for(self.engine, self.version).by_key.get(key)
-        if not occs:
-            if self.open_span is not None:
-                return Setting(key, None, False, False)
-            default = spec.default if spec is not None else None
-            return Setting(key, default, False, True)
-        if spec is not None and spec.accumulates:
-            known = all(o.known for o in occs)
-            items: list[Any] = []
-            for o in occs:
-                items.extend(o.value or ())
-            return Setting(key, items if known else None, True, known, occs)
-        dotted = [o for o in occs if o.subkeys]
-        if dotted:
-            # vLLM merges the dotted keys into one JSON object appended after every other
-            # argument, so it replaces a whole-JSON value whatever the order (vllm-notes §3)
-            known = all(o.known for o in dotted)
-            return Setting(key, merge_dotted(dotted) if known else None, True, known,
-                           tuple(o for o in occs if not o.subkeys) + tuple(dotted))
-        win = occs[-1]
-        return Setting(key, win.value if win.known else None, True, win.known, occs)
 
     # vLLM: parallel layout
     tensor_parallel_size = _setting("tensor_parallel_size")

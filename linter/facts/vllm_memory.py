@@ -8,7 +8,9 @@ vLLM's own, per release); this module joins it to the launch's settings, model a
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from dataclasses import field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..catalog import knowledge
 from ..engines.adapter import VLLM_ARGS
@@ -60,8 +62,13 @@ class VllmBudget:
     lora: float
     lora_known: bool
     gpu: mem.GpuBudget
-    math: tuple[str, ...]
+    make_math: Callable[[], tuple[str, ...]] = field(repr=False, compare=False)
     real: LaunchMemory | None = None  # the budget as vLLM sizes it (vllm_budget.py)
+
+    @cached_property
+    def math(self) -> tuple[str, ...]:
+        """The budget's derivation, one line per step (usable, weights, KV per token …)."""
+        return self.make_math()
 
     def kv_sequence(self, tokens: int) -> float:
         return mem.kv_bytes_per_sequence(self.shape, tokens, self.kv_value_bytes, self.tp,
@@ -168,51 +175,58 @@ def _compute_vllm_budget(d: Deployment) -> VllmBudget | None:
     per_gpu = mem.weights_bytes_per_gpu(total, experts, tp, pp, dp * pcp, offload)
     budget = mem.GpuBudget(spec.memory_bytes, None if kvmem is not None else float(util),
                            per_gpu, lora_bytes, float(kvmem) if kvmem is not None else None)
-    lines = []
-    if kvmem is not None:
-        raw = kvmem_s.winner.raw if kvmem_s.winner else kvmem
-        lines.append(f"{d.inv.spelling(kvmem_s)} {raw}: "
-                     f"KV budget {gb(kvmem)} per GPU; weights judged against the whole "
-                     f"{gb(spec.memory_bytes)} card")
-    else:
-        lines.append(f"usable: {gb(spec.memory_bytes)} ({spec.name}) × "
-                     f"{d.inv.spelling(util_s)} {util:g} = {gb(budget.usable)} per GPU")
-    lines.append(f"weights: {shape.params / 1e9:.4g}B params × {bits:g} bits "
-                 f"({model.weights.label}) = {gb(total)}")
-    if experts > 0 and dp * pcp > 1:
-        spread = (f"dp {dp} × " if dp > 1 else "") + (f"pcp {pcp} × " if pcp > 1 else "")
-        lines.append(f"weights per GPU: {gb(total - experts)} dense / (tp {tp} × pp {pp}) + "
-                     f"{gb(experts)} experts / (tp {tp} × {spread}pp {pp}) = "
-                     f"{gb(per_gpu + offload)}")
-    else:
-        lines.append(f"weights per GPU: {gb(total)} / (tp {tp} × pp {pp}) = "
-                     f"{gb(per_gpu + offload)}")
-    if offload > 0:
-        lines.append(f"{d.inv.spelling(off_s)} {offload_gib:g} GiB stays in CPU memory: "
-                     f"{gb(per_gpu)} of weights on each GPU")
-    if lora_line:
-        lines.append(lora_line)
-    kv_per_token = mem.kv_bytes_per_token_per_gpu(shape, tp, pp, model.kv_bytes) / dcp
-    layers = math.ceil(mem.full_attention_layers(shape) / pp)
-    if shape.is_mla:
-        what = (f"{layers} layers × (latent {shape.kv_lora_rank} + rope "
-                f"{shape.qk_rope_head_dim}) × {model.kv_bytes:g} bytes (MLA, not split by tp)")
-    else:
-        heads = mem.kv_heads_per_gpu(shape.kv_heads, tp)
-        what = (f"{layers} layers × 2 × {heads} KV heads × {shape.head_dim} × "
-                f"{model.kv_bytes:g} bytes ({shape.kv_heads} KV heads / tp {tp}, at least 1)")
-    if dcp > 1:
-        what += f" / dcp {dcp}"
-    lines.append(f"KV per token per GPU: {what} = {fixed(kv_per_token / 1024, 0)} KiB")
-    if kvmem is None:
-        lines.append(f"KV budget: {gb(budget.usable)} − {gb(per_gpu)} weights − "
-                     f"{gb(lora_bytes)} LoRA = {gb(budget.kv)} per GPU")
+
+    def math_lines() -> tuple[str, ...]:
+        # the budget as math lines, made only when a finding prints them: formatting ~10
+        # numbers per launch was a tenth of the per-launch time (issue 19).  It reads the
+        # launch's settings through ``inv``, not ``d``: the budget is memoised on ``d``
+        lines = []
+        if kvmem is not None:
+            raw = kvmem_s.winner.raw if kvmem_s.winner else kvmem
+            lines.append(f"{inv.spelling(kvmem_s)} {raw}: "
+                         f"KV budget {gb(kvmem)} per GPU; weights judged against the whole "
+                         f"{gb(spec.memory_bytes)} card")
+        else:
+            lines.append(f"usable: {gb(spec.memory_bytes)} ({spec.name}) × "
+                         f"{inv.spelling(util_s)} {util:g} = {gb(budget.usable)} per GPU")
+        lines.append(f"weights: {shape.params / 1e9:.4g}B params × {bits:g} bits "
+                     f"({model.weights.label}) = {gb(total)}")
+        if experts > 0 and dp * pcp > 1:
+            spread = (f"dp {dp} × " if dp > 1 else "") + (f"pcp {pcp} × " if pcp > 1 else "")
+            lines.append(f"weights per GPU: {gb(total - experts)} dense / (tp {tp} × pp {pp}) + "
+                         f"{gb(experts)} experts / (tp {tp} × {spread}pp {pp}) = "
+                         f"{gb(per_gpu + offload)}")
+        else:
+            lines.append(f"weights per GPU: {gb(total)} / (tp {tp} × pp {pp}) = "
+                         f"{gb(per_gpu + offload)}")
+        if offload > 0:
+            lines.append(f"{inv.spelling(off_s)} {offload_gib:g} GiB stays in CPU memory: "
+                         f"{gb(per_gpu)} of weights on each GPU")
+        if lora_line:
+            lines.append(lora_line)
+        kv_per_token = mem.kv_bytes_per_token_per_gpu(shape, tp, pp, model.kv_bytes) / dcp
+        layers = math.ceil(mem.full_attention_layers(shape) / pp)
+        if shape.is_mla:
+            what = (f"{layers} layers × (latent {shape.kv_lora_rank} + rope "
+                    f"{shape.qk_rope_head_dim}) × {model.kv_bytes:g} bytes (MLA, not split by tp)")
+        else:
+            heads = mem.kv_heads_per_gpu(shape.kv_heads, tp)
+            what = (f"{layers} layers × 2 × {heads} KV heads × {shape.head_dim} × "
+                    f"{model.kv_bytes:g} bytes ({shape.kv_heads} KV heads / tp {tp}, at least 1)")
+        if dcp > 1:
+            what += f" / dcp {dcp}"
+        lines.append(f"KV per token per GPU: {what} = {fixed(kv_per_token / 1024, 0)} KiB")
+        if kvmem is None:
+            lines.append(f"KV budget: {gb(budget.usable)} − {gb(per_gpu)} weights − "
+                         f"{gb(lora_bytes)} LoRA = {gb(budget.kv)} per GPU")
+        return tuple(lines)
+
     length, _ = max_model_len(d, shape)
     real = launch_memory(d, length) if length else None
     if pcp > 1 and real is None:
         return None  # prefill context parallelism is judged on vLLM's budget only
     return VllmBudget(shape, spec, g.assumed, tp, pp, dp, dcp, model.kv_bytes, total, experts,
-                   offload, lora_bytes, lora_known, budget, tuple(lines), real)
+                      offload, lora_bytes, lora_known, budget, math_lines, real)
 
 
 def real_verdict(b: VllmBudget) -> tuple[str | None, str]:

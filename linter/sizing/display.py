@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from decimal import ROUND_HALF_UP, Context, Decimal
+from functools import lru_cache
 
 # enough digits for any finite double (up to ~1.8e308) with its decimals: quantize fails beyond
 # the default context's 28 digits (a 1e26 share of a split did)
@@ -17,8 +18,16 @@ def fixed(value: float, digits: int) -> str:
     value = float(value)
     if not math.isfinite(value):
         return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    # keyed on the shortest decimal form, not the float: -0.0 == 0.0 but prints "-0.0"
+    return _fixed(repr(value), digits)
+
+
+@lru_cache(maxsize=4096)
+def _fixed(shortest: str, digits: int) -> str:
+    """The memory findings print the same few numbers on every launch of a file (the card, the
+    weights): a Decimal quantize per number was a tenth of the per-launch budget."""
     quantum = Decimal(1).scaleb(-digits)
-    return format(Decimal(repr(value)).quantize(quantum, rounding=ROUND_HALF_UP, context=_WIDE),
+    return format(Decimal(shortest).quantize(quantum, rounding=ROUND_HALF_UP, context=_WIDE),
                   "f")
 
 

@@ -103,6 +103,14 @@ class Layout:
         return {"tp": self.tp.value, "pp": self.pp.value, "dp": self.dp.value,
                 "dp_local": self.dp_local.value, "pcp": self.pcp.value}
 
+    tp_flag = "-tp"
+
+    def heads_refusal(self, heads: int, mla: bool) -> str | None:
+        """What vLLM does when tp does not divide the attention heads (vllm/config/model.py
+        ModelConfig.verify_with_parallel_config, 0.30.0)."""
+        return (f"vLLM refuses to start (\"Total number of attention heads ({heads}) must be "
+                f"divisible by tensor parallel size ({self.tp.value})\")")
+
 
 def parallel_size(setting: Setting, default: int = 1, least: int = 1) -> tuple[Size, bool]:
     """One size setting as a Size, and whether it is usable (known, an int ≥ ``least``)."""

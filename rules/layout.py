@@ -223,7 +223,7 @@ def _count_fix(d: Deployment, span: Span, have: int, need: int,
 
 @rule("MG102", "heads-not-divisible", Severity.ERROR,
       "attention or KV heads do not divide by the tensor-parallel size",
-      needs={PARALLEL_LAYOUT}, reads=("model", "tensor_parallel_size"))
+      needs={GPU_LAYOUT}, reads=("model", "tensor_parallel_size", "enable_dp_attention"))
 def heads_not_divisible(d: Deployment) -> Iterator[Finding]:
     """
     What it does: checks the model's attention heads and KV heads against `-tp`.
@@ -234,6 +234,12 @@ def heads_not_divisible(d: Deployment) -> Iterator[Finding]:
     divide by tp or divide tp (then they are replicated); otherwise the weights cannot be
     sharded and loading fails — phi-4 has 10 KV heads, so tp 4 crashes at load.
 
+    SGLang's attention layers assert the same (`assert self.total_num_heads % tp_size == 0`,
+    and the KV heads divide tp or tp divides them: sglang/srt/models/llama.py, qwen2.py,
+    qwen3.py LlamaAttention/Qwen2Attention/Qwen3Attention, 0.5.5 and 0.5.23), so the model fails
+    to load; with `--enable-dp-attention` (attention tp = tp / dp) and for MLA models its
+    layers differ and nothing is checked.
+
     Use instead: a tp that divides both, e.g. 2 or 8 for 32 heads and 8 KV heads; add
     pipeline parallelism for more GPUs.
     """
@@ -241,16 +247,18 @@ def heads_not_divisible(d: Deployment) -> Iterator[Finding]:
     if lay is None or d.model is None or d.model.shape is None or lay.tp.value <= 1:
         return
     shape = d.model.shape
+    refusal = lay.heads_refusal(shape.heads, shape.is_mla)
+    if refusal is None:
+        return
     tp = lay.tp.value
     span = lay.tp.span or d.program_span
     related = (Related(d.source, d.model.span, f"{model_name(d)}: {shape.heads} attention heads, "
                        f"{shape.kv_heads} KV heads"),) if d.model.span is not None else ()
-    hint = _tp_hint(shape.heads, shape.kv_heads, shape.is_mla, tp)
+    hint = _tp_hint(shape.heads, shape.kv_heads, shape.is_mla, tp, lay.tp_flag)
     if shape.heads % tp:
         yield heads_not_divisible.finding(
-            f"tp {tp} does not divide the {shape.heads} attention heads of {model_name(d)}: vLLM "
-            f"refuses to start (\"Total number of attention heads ({shape.heads}) must be "
-            f"divisible by tensor parallel size ({tp})\")",
+            f"tp {tp} does not divide the {shape.heads} attention heads of {model_name(d)}: "
+            + refusal,
             d.source, span, math=(f"{shape.heads} heads / tp {tp} = {shape.heads / tp:g}",),
             hint=hint, related=related, data={"heads": shape.heads, "kv_heads": shape.kv_heads,
                                               "tp": tp},
@@ -269,7 +277,7 @@ def heads_not_divisible(d: Deployment) -> Iterator[Finding]:
         )
 
 
-def _tp_hint(heads: int, kv_heads: int, mla: bool, tp: int) -> str | None:
+def _tp_hint(heads: int, kv_heads: int, mla: bool, tp: int, flag: str = "-tp") -> str | None:
     """The nearest tensor-parallel sizes below and above ``tp`` that vLLM can shard: they divide
     the attention heads, and divide or are a multiple of the KV heads."""
     good = [t for t in range(1, 2 * max(tp, heads) + 1) if heads % t == 0 and (
@@ -277,7 +285,8 @@ def _tp_hint(heads: int, kv_heads: int, mla: bool, tp: int) -> str | None:
     below = [t for t in good if t < tp]
     above = [t for t in good if t > tp]
     picks = ([str(below[-1])] if below else []) + ([str(above[0])] if above else [])
-    return f"use -tp {' or '.join(picks)} (with -pp for more GPUs)" if picks else None
+    pp = "--pp-size" if flag.startswith("--") else "-pp"
+    return f"use {flag} {' or '.join(picks)} (with {pp} for more GPUs)" if picks else None
 
 
 @rule("MG103", "kv-heads-replicated", Severity.INFO,

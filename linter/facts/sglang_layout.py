@@ -129,6 +129,17 @@ class SGLangLayout:
         return (f"the scheduler for {which} fails at start-up (set_device: invalid device "
                 "ordinal, sglang/srt/model_executor/model_runner.py init_torch_distributed)")
 
+    tp_flag = "--tp-size"
+
+    def heads_refusal(self, heads: int, mla: bool) -> str | None:
+        """SGLang's attention layers assert total_num_heads % tp_size == 0 while the model is
+        built (sglang/srt/models/llama.py LlamaAttention, qwen2.py, qwen3.py; 0.5.5, 0.5.23);
+        with dp attention (attention tp = tp / dp) or MLA the layers differ: None."""
+        if self.dp_attention or mla:
+            return None
+        return ("SGLang fails while building the model (its attention layers assert "
+                "total_num_heads % tp_size == 0: sglang/srt/models/llama.py, qwen2.py, qwen3.py)")
+
     def sizes(self) -> dict[str, int]:
         return {"tp": self.tp.value, "pp": self.pp.value, "dp": self.dp.value,
                 "dp_local": self.dp_local.value, "pcp": 1}

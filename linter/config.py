@@ -20,11 +20,6 @@ from .records import dataclass
 if TYPE_CHECKING:
     from pydantic import ValidationError
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
-
 CONFIG_NAMES = (".mgpu-lint.toml", "mgpu-lint.toml", "pyproject.toml")
 # skipped when walking directories unless `exclude` replaces them (ruff's convention); .gitignore
 # is respected besides
@@ -256,6 +251,12 @@ def _read_toml(path: str) -> tuple[dict[str, Any], str]:
     """A TOML file's table and text; unreadable or invalid TOML is a ConfigError with the line
     and column tomllib reports."""
     import re
+
+    # imported here: most runs find no configuration file (the byte check in _has_table)
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
 
     try:
         with open(path, "rb") as fh:

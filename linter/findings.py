@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import traceback
 from dataclasses import field
 from enum import Enum
 from typing import TYPE_CHECKING, Any
@@ -54,6 +53,8 @@ class Finding:
 
 
 def internal_error(source: SourceFile, exc: BaseException) -> Finding:
+    import traceback  # only for an internal error
+
     where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
     loc = f" at {where.filename.rsplit('/', 1)[-1]}:{where.lineno}" if where else ""
     return Finding("MG000", Severity.ERROR,

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import re
 from functools import lru_cache
-from importlib import resources
 
-from .versions import version_key as release_key
+from .catalog.data import read_text
 from .records import dataclass
+from .versions import version_key as release_key
 
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?((?:\.post\d+|rc\d+|\.\d+)*)")
 
@@ -65,7 +65,7 @@ def tag_version(tag: str | None) -> str | None:
 
 @lru_cache(maxsize=1)
 def _table() -> dict[str, dict]:
-    data = json.loads(resources.files("mgpu_lint.catalog").joinpath("images.json").read_text())
+    data = json.loads(read_text("images.json"))
     table: dict[str, dict] = {}
     for image in data["images"]:
         table[image["repository"]] = image

@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import MISSING, FrozenInstanceError
 from operator import attrgetter
-from threading import get_ident
+from _thread import get_ident  # not threading: its import is not needed here
 from typing import Any, Callable, TypeVar
 
 T = TypeVar("T")

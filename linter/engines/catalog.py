@@ -35,15 +35,14 @@ what to use instead; they make MG004 messages helpful.
 from __future__ import annotations
 
 import bisect
-import difflib
 import json
 import re
 from collections import Counter
 from dataclasses import replace
 from functools import cache
-from importlib import resources
 from typing import Any, Literal, NamedTuple
 
+from ..catalog.data import read_text
 from ..versions import version_key
 from ..records import dataclass
 
@@ -240,7 +239,9 @@ class FlagCatalog:
                 bounds.append((bound, i))
         bounds.sort(reverse=True)
         best: tuple[float, str] | None = None
-        matcher = difflib.SequenceMatcher()
+        from difflib import SequenceMatcher  # only for an unknown flag
+
+        matcher = SequenceMatcher()
         matcher.set_seq2(spelling)
         for bound, i in bounds:
             if best is not None and bound < best[0]:
@@ -375,8 +376,7 @@ def validate_file(data: Any) -> CatalogFile:
 
 
 def _read(name: str) -> CatalogFile:
-    text = resources.files("mgpu_lint.catalog").joinpath("flags", name).read_text("utf-8")
-    return load_file(json.loads(text))
+    return load_file(json.loads(read_text("flags", name)))
 
 
 class VersionChoice(NamedTuple):
@@ -388,8 +388,7 @@ class VersionChoice(NamedTuple):
 
 @cache
 def _vllm_history() -> dict[str, Any]:
-    text = resources.files("mgpu_lint.catalog").joinpath("flags", "vllm-history.json")
-    return json.loads(text.read_text("utf-8"))
+    return json.loads(read_text("flags", "vllm-history.json"))
 
 
 def vllm_versions() -> tuple[str, ...]:

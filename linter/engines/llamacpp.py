@@ -8,7 +8,6 @@ positional arguments.  ``LLAMA_ARG_*`` environment variables are applied first, 
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -431,8 +430,10 @@ def convert(spec: OptionSpec, raw: str) -> tuple[Any, str | None]:
     if spec.choices:
         for item in items:
             if item not in spec.choices:
-                close = difflib.get_close_matches(item, [str(c) for c in spec.choices], n=1,
-                                                  cutoff=0.6)
+                from difflib import get_close_matches  # only for a bad choice
+
+                close = get_close_matches(item, [str(c) for c in spec.choices], n=1,
+                                          cutoff=0.6)
                 return None, (
                     f"'{item}' is not one of {', '.join(map(str, spec.choices))}"
                     + (f"; did you mean '{close[0]}'? (values are case-sensitive)"

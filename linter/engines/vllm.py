@@ -11,7 +11,6 @@ vllm-notes.md §3 and §8, vllm-versions/README.md.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from typing import Any
 
@@ -539,7 +538,9 @@ class _Walker(ModelMixin, ConfigMixin):
             return nxt_i
         first = tok.subkeys[0].rstrip("+")
         if spec.fields and first not in spec.fields:
-            close = difflib.get_close_matches(first, spec.fields, n=1)
+            from difflib import get_close_matches  # only for a did-you-mean
+
+            close = get_close_matches(first, spec.fields, n=1)
             self.b.report(
                 "MG006", Severity.ERROR,
                 f"{spec.display} has no field `{first}`" +

@@ -7,7 +7,6 @@ specs, device ids.  Used by the walker (vllm.py) and its --config reader (vllm_c
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from typing import Any
@@ -46,7 +45,9 @@ def _check_choice(spec: OptionSpec, value: Any) -> str | None:
         return None
     names = [str(c) for c in choices]
     same_case = [c for c in names if c.lower() == str(value).lower()]
-    close = same_case or difflib.get_close_matches(str(value), names, n=1, cutoff=0.6)
+    from difflib import get_close_matches  # only for a did-you-mean
+
+    close = same_case or get_close_matches(str(value), names, n=1, cutoff=0.6)
     return (f"invalid choice: '{value}' (choose from {_choices(spec)})"
             + (f"; did you mean '{close[0]}'?" if close else ""))
 
@@ -176,7 +177,9 @@ def _json_fields(spec: OptionSpec, raw: str) -> str | None:
         return f"expected a JSON object, got '{raw}'"
     for key in value:
         if key not in spec.fields:
-            close = difflib.get_close_matches(str(key), spec.fields, n=1)
+            from difflib import get_close_matches  # only for a did-you-mean
+
+            close = get_close_matches(str(key), spec.fields, n=1)
             return (f"{spec.display} has no field `{key}`" +
                     (f"; did you mean `{close[0]}`?" if close else ""))
     return None

@@ -413,7 +413,8 @@ def _report(fmt: str, findings: list[Any], run: Any, args: dict[str, Any], out: 
     if fmt == "json":
         from .report.json_report import chunks as json_chunks
 
-        for chunk in json_chunks(findings, summary, _rule_names(_docs_url(args))):
+        codes = {f.code for f in findings}
+        for chunk in json_chunks(findings, summary, _rule_names(_docs_url(args), codes)):
             out.write(chunk)
     elif fmt == "sarif":
         from .report.sarif import render as render_sarif
@@ -453,11 +454,14 @@ def _statistics(findings: list[Any], json_output: bool) -> str:
     return "".join(f"{c}  {name:<{name_w}}  {n:>{count_w}}\n" for c, name, n in rows)
 
 
-def _rule_names(docs_url: str | None = None) -> dict[str, tuple[str, str]]:
-    """Code -> (name, link to its page: ``docs-url`` or the shipped page; "" when none)."""
+def _rule_names(docs_url: str | None = None,
+                codes: set[str] | None = None) -> dict[str, tuple[str, str]]:
+    """Code -> (name, link to its page: ``docs-url`` or the shipped page; "" when none), for
+    every rule or only ``codes`` (each link is a file look-up)."""
     from .rules import ALL
 
-    return {r.code: (r.name, r.url(docs_url) or "") for r in ALL}
+    return {r.code: (r.name, r.url(docs_url) or "") for r in ALL
+            if codes is None or r.code in codes}
 
 
 def _docs_url(args: dict[str, Any]) -> str | None:

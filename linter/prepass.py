@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import re
 
-from .sources.markdown import fenced_bodies
-
 # Words every launch reader needs before it finds a launch (case-insensitive): the programs
 # (`vllm`, `llama-server`, `rpc-server`, `ggml-rpc-server`, `sglang`), python modules
 # (`vllm.entrypoints`, `dynamo.vllm`, `sglang.launch_server`), images (`vllm/vllm-openai`,
@@ -87,6 +85,8 @@ def engine_mention(text: str, kind: str) -> tuple[int, int] | None:
     Python import (in Markdown: inside a fenced block the Markdown reader reads, since prose
     that names vLLM is no attempt at a launch); None when it does not."""
     if kind == "markdown":
+        from .sources.markdown import fenced_bodies  # the Markdown reader, for .md files only
+
         for start, body in fenced_bodies(text, read_only=True):
             hit = _first_mention(body)
             if hit is not None:

@@ -53,8 +53,10 @@ def _build(cls: type[T], *, frozen: bool, slots: bool, kw_only: bool, eq: bool,
     # what the class body defines itself is kept, as the standard library does
     class_hash = own.get("__hash__", MISSING)
     explicit_hash = not (class_hash is MISSING or (class_hash is None and "__eq__" in own))
-    has_doc = own.get("__doc__") is not None
     keep = {name for name in ("__init__", "__repr__", "__eq__") if name in own}
+    if own.get("__doc__") is None:
+        # the standard library would build one from inspect.signature (~ms on first use)
+        cls.__doc__ = cls.__name__
 
     # the standard library's analysis, with none of the methods it would compile
     cls = dataclasses.dataclass(cls, init=False, repr=False, eq=False, frozen=False,
@@ -65,8 +67,6 @@ def _build(cls: type[T], *, frozen: bool, slots: bool, kw_only: bool, eq: bool,
         raise TypeError(f"{cls.__qualname__}: records.dataclass does not support InitVar")
     params = cls.__dataclass_params__  # type: ignore[attr-defined]
     params.init, params.repr, params.eq, params.frozen = True, add_repr, eq, frozen
-    if not has_doc:
-        cls.__doc__ = cls.__name__
     fields = dataclasses.fields(cls)  # type: ignore[arg-type]
     names = tuple(f.name for f in fields)
 

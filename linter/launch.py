@@ -6,6 +6,7 @@ Sources (``mgpu_lint.sources``) build these; engines (``mgpu_lint.engines``) par
 
 from __future__ import annotations
 
+import re
 from dataclasses import field
 from typing import Mapping
 
@@ -78,6 +79,13 @@ class Port:
     origin: str  # "compose ports", "hostPort", "docker -p" …
 
 
+# GKE's TPU node labels (cloud.google.com/gke-tpu-accelerator: tpu-v5-lite-podslice,
+# cloud.google.com/gke-tpu-topology: 2x4) and the images vLLM publishes for TPUs
+TPU_TOPOLOGY_LABEL = "cloud.google.com/gke-tpu-topology"
+TPU_LABEL_KEYS = ("cloud.google.com/gke-tpu-accelerator", TPU_TOPOLOGY_LABEL)
+_TPU_IMAGE = re.compile(r"(?:^|/)vllm-tpu(?:[:@/]|$)|(?:^|[/-])tpu-inference(?:[:@/]|$)")
+
+
 @dataclass(frozen=True, slots=True)
 class Context:
     """Where the launch runs and what surrounds it (container, pod, compose service, script)."""
@@ -111,6 +119,8 @@ class Context:
     # or the paragraph before the block) and the count it states, taken as the node's GPUs
     stated_gpu: Located | None = None
     stated_gpu_count: int | None = None
+    # TPU chips given to the container (`google.com/tpu` limit or request)
+    tpus: Located | None = None
 
     # What rules ask of the place a launch runs (never the input kind itself), so that a new
     # input kind decides these in its source module and no rule changes.
@@ -128,6 +138,37 @@ class Context:
     def in_container(self) -> bool:
         """A container of its own (an orchestrator's, or `docker run` / an image's entrypoint)."""
         return self.orchestrated or self.image is not None
+
+    @property
+    def tpu(self) -> Located | None:
+        """What says the launch runs on TPUs, not GPUs: a `google.com/tpu` request, a GKE TPU
+        node label, or a vLLM TPU image (`vllm/vllm-tpu`).  vLLM 0.30.0 hands the whole TPU
+        platform to the tpu_inference package (vllm/platforms/tpu.py imports
+        tpu_inference.platforms.TpuPlatform), so the CUDA budget, NCCL and PCIe facts the GPU
+        rules use do not apply."""
+        if self.tpus is not None:
+            return self.tpus
+        for key in TPU_LABEL_KEYS:
+            if key in self.node_labels:
+                return self.node_labels[key]
+        if self.image is not None and _TPU_IMAGE.search(self.image.value):
+            return self.image
+        return None
+
+    @property
+    def tpu_slice_chips(self) -> int | None:
+        """Chips in the TPU slice the pod joins, from `cloud.google.com/gke-tpu-topology`
+        (`2x4` is 8 chips, `4x4x4` 64): the slice is one node for tensor parallelism."""
+        topo = self.node_labels.get(TPU_TOPOLOGY_LABEL)
+        if topo is None:
+            return None
+        dims = topo.value.strip().lower().split("x")
+        if not dims or not all(d.isdigit() and 0 < int(d) <= 4096 for d in dims):
+            return None
+        chips = 1
+        for d in dims:
+            chips *= int(d)
+        return chips
 
     @property
     def interactive(self) -> bool:

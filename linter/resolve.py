@@ -376,10 +376,14 @@ def _count(request: GpuRequest | None, visible: VisibleDevices | None
 
 
 def gpu_facts(launch: Launch, settings: Settings, cli_gpu: str | None,
-              cli_per_node: int | None) -> GpuFacts:
+              cli_per_node: int | None) -> GpuFacts | None:
+    """The GPUs a launch gets and their type; None when it runs on accelerators that are not
+    GPUs (TPUs), where every GPU rule stays silent."""
     from .catalog import knowledge
 
     ctx = launch.context
+    if ctx.tpu is not None:
+        return None  # TPU chips: no GPU type, count or node of GPUs (Context.tpu)
     extra = settings.gpus or None
     spec = None
     origin = "default"

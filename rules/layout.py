@@ -7,6 +7,7 @@ tp; KV heads are replicated when tp exceeds them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from mgpu_lint.deployment import Deployment
@@ -14,6 +15,7 @@ from mgpu_lint.engines.adapter import GPU_LAYOUT, PARALLEL_LAYOUT
 from mgpu_lint.facts.peers import physical_gpus
 from mgpu_lint.facts.ray import RAY_PG_WAIT_S, local_ray, ray_backed
 from mgpu_lint.findings import Finding, Related, Severity
+from mgpu_lint.launch import TPU_LABEL_KEYS, TPU_TOPOLOGY_LABEL
 from mgpu_lint.fixes import Fix, set_gpu_count
 from mgpu_lint.resolve import Layout, node_gpus
 from mgpu_lint.source import Span
@@ -304,8 +306,8 @@ def kv_heads_replicated(d: Deployment) -> Iterator[Finding]:
     Use instead: tp up to the KV-head count, pipeline parallelism beyond it.
     """
     lay = usable_layout(d)
-    if lay is None or d.model is None or d.model.shape is None:
-        return
+    if lay is None or d.model is None or d.model.shape is None or d.gpu is None:
+        return  # no GPUs (TPU chips): how that platform's runner shards KV heads is not read
     shape = d.model.shape
     tp = lay.tp.value
     if shape.is_mla or tp <= shape.kv_heads or tp % shape.kv_heads:
@@ -368,10 +370,18 @@ def tensor_parallel_across_nodes(d: Deployment) -> Iterator[Finding]:
 
     Use instead: tp = GPUs per node and pp = number of nodes, e.g. `-tp 8 -pp 2`
     on two 8-GPU nodes.
+
+    On TPUs the slice is the node: chips of one slice talk over its inter-chip interconnect,
+    slices only over the data-center network; tp larger than the chips of the slice
+    (`cloud.google.com/gke-tpu-topology`, v4 and later, one device per chip) is reported, and a
+    TPU launch is never compared with GPUs per node.
     """
     lay = usable_layout(d)
     g = d.gpu
-    if lay is None or g is None:
+    if lay is None:
+        return
+    if g is None:
+        yield from _tp_across_slices(d, lay)
         return
     if _nnodes_broken(lay):
         return  # MG106: --nnodes does not divide the world size
@@ -393,6 +403,34 @@ def tensor_parallel_across_nodes(d: Deployment) -> Iterator[Finding]:
         hint=f"use -tp {node.count} -pp {pp_hint} (tensor parallel inside a {node.unit}, "
              "pipeline across)" if pp_hint else f"keep tp at most {node.count}",
         data={"tp": tp, "node_gpus": node.count, node.unit + "s": nodes},
+    )
+
+
+# GKE TPU generations whose slices count one JAX device per chip (megacore on v4/v5p; one
+# TensorCore per chip on v5e/v6e), so the topology's chip count is the devices tp can use
+_ONE_DEVICE_PER_CHIP = re.compile(r"^tpu-?(?:v4|v5|v6|7)", re.I)
+
+
+def _tp_across_slices(d: Deployment, lay: Layout) -> Iterator[Finding]:
+    ctx = d.context
+    chips = ctx.tpu_slice_chips
+    accel = ctx.node_labels.get(TPU_LABEL_KEYS[0])
+    if chips is None or accel is None or not _ONE_DEVICE_PER_CHIP.match(accel.value.strip()):
+        return
+    tp = lay.tp.value
+    if tp <= chips:
+        return
+    topo = ctx.node_labels[TPU_TOPOLOGY_LABEL]
+    related = (Related(d.source, topo.span, f"{TPU_TOPOLOGY_LABEL} {topo.value}"),) \
+        if topo.span is not None else ()
+    yield tensor_parallel_across_nodes.finding(
+        f"tp {tp} is larger than the {chips} chips of the TPU slice ({accel.value}, topology "
+        f"{topo.value}): every all-reduce leaves the slice's inter-chip interconnect for the "
+        "data-center network",
+        d.source, lay.tp.span or d.program_span,
+        math=(f"topology {topo.value} = {chips} chips per slice < tp {tp}",),
+        hint=f"keep tp at most {chips}, or choose a larger slice topology",
+        related=related, data={"tp": tp, "slice_chips": chips},
     )
 
 

@@ -409,7 +409,9 @@ def gpu_memory_utilization_range(d: Deployment) -> Iterator[Finding]:
                       hint="a share of the GPU's memory between 0 and 1, e.g. 0.9",
                       data={"utilization": value})
         return
-    spec = d.gpu.spec if d.gpu is not None else None
+    if d.gpu is None:
+        return  # not GPUs (TPU chips): the range is CacheConfig's, the rest is CUDA's
+    spec = d.gpu.spec
     if value == 1 and (spec is None or spec.vendor == "NVIDIA"):
         # vllm/v1/worker/utils.py request_memory (0.30.0; the same test in gpu_worker.py
         # init_device in 0.10.2): requested = ceil(total × 1.0) = the whole card, compared with

@@ -149,6 +149,8 @@ def missing_shm(d: Deployment) -> Iterator[Finding]:
     lay = d.layout
     if lay is None or not lay.known or lay.world_size <= 1:
         return
+    if d.gpu is None:
+        return  # not GPUs (TPU chips): no NCCL transport over /dev/shm to check
     if not ctx.in_container:
         return  # a process on the host, not in a container
     if ctx.ray_cluster:

@@ -123,6 +123,8 @@ def launch_dict(la: Launch, target_version: str | None = None,
             "container": ctx.container_name.value if ctx.container_name else None,
             "role": ctx.role,
             "image": ctx.image.value if ctx.image else None,
+            # TPU chips instead of GPUs: GPU rules stay silent (Context.tpu)
+            "tpu": ctx.tpu.value if ctx.tpu else None,
         }.items() if v is not None},
         "gpus": gpus,
         "argv": [{"word": w.text, "at": pos(w.span.start)} for w in la.args],

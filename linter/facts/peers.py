@@ -33,7 +33,7 @@ def physical_gpus(la: Launch) -> tuple[frozenset[str], Span | None] | None:
     ids, CUDA_VISIBLE_DEVICES on the host or within all GPUs); None when the scheduler picks
     (Kubernetes) or the file does not say."""
     ctx = la.context
-    if ctx.pod:
+    if ctx.pod or ctx.tpu is not None:
         return None
     req = ctx.gpus
     cvd = next((la.env[k] for k in VISIBLE_DEVICE_VARS if k in la.env), None)

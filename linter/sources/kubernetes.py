@@ -32,6 +32,7 @@ from .yamlnodes import (
 )
 
 GPU_RESOURCES = {"nvidia.com/gpu": "nvidia", "amd.com/gpu": "amd"}
+TPU_RESOURCE = "google.com/tpu"
 GPU_LABEL_KEYS = (
     "nvidia.com/gpu.product",
     "cloud.google.com/gke-accelerator",
@@ -295,6 +296,15 @@ def _gpus(doc: Doc, container: Any) -> tuple[GpuRequest | None, Located | None]:
     return None, None
 
 
+def _tpus(doc: Doc, container: Any) -> Located | None:
+    """The container's `google.com/tpu` limit (else request): its chips are not GPUs."""
+    for where in ("limits", "requests"):
+        node = get(container, "resources", where, TPU_RESOURCE)
+        if is_scalar(node):
+            return Located(f"{TPU_RESOURCE} {where[:-1]} {node.value}", doc.span(node), doc.source)
+    return None
+
+
 def _extract_container(doc: Doc, container: Any, ctx: Context,
                        volumes: dict[str, tuple[str, Any]], found: Found) -> None:
     image_node = get(container, "image")
@@ -348,6 +358,7 @@ def _extract_container(doc: Doc, container: Any, ctx: Context,
         image=image,
         gpus=gpus,
         gpu_requests_only=requests_only,
+        tpus=_tpus(doc, container),
         shm=shm if shm is not None or not ctx.ray_cluster else Located("KubeRay pod"),
         shm_size_bytes=shm_bytes,
         probes=probes,

@@ -38,8 +38,9 @@ def kind_by_name(path: str) -> str | None:
         return "shell"
     if lower.endswith(MARKDOWN_SUFFIXES):
         return "markdown"
-    if (lower in ("dockerfile", "containerfile") or lower.startswith("dockerfile.")
-            or lower.endswith(".dockerfile") or lower.endswith(".containerfile")):
+    if (lower in ("dockerfile", "containerfile")
+            or lower.startswith(("dockerfile.", "containerfile."))
+            or lower.endswith((".dockerfile", ".containerfile"))):
         return "dockerfile"
     return None
 

@@ -7,7 +7,7 @@ that file (an internal error the user should report), never a traceback.
 from __future__ import annotations
 
 import os
-from dataclasses import field
+from dataclasses import field, replace
 from typing import TYPE_CHECKING, Callable
 
 from .analyze import FileSet, analyze
@@ -135,7 +135,36 @@ def read_files(paths: list[str], stdin_text: str | None = None,
             no_launch = no_launch_found(src)
             if no_launch is not None:
                 run.findings.append(no_launch)
+    _adopt_followed(run)
     return run
+
+
+def _adopt_followed(run: RunResult) -> None:
+    """Launches a file's reader found in another file (a Dockerfile's ENTRYPOINT script) belong
+    to that file's result, so its suppression comments and positions apply; when that file was
+    linted too, its own reading of the same lines gives way to the one that knows the image."""
+    by_path = {os.path.realpath(r.source.path): r for r in run.files}
+    adopted: set[int] = set()  # two Dockerfiles may start the same script: both readings stay
+    for result in list(run.files):
+        foreign = [la for la in result.launches if la.source is not result.source]
+        if not foreign:
+            continue
+        result.launches = [la for la in result.launches if la.source is result.source]
+        for la in foreign:
+            key = os.path.realpath(la.source.path)
+            home = by_path.get(key)
+            if home is None:
+                home = by_path[key] = FileResult(la.source)
+                run.files.append(home)
+            elif home.source.text == la.source.text:
+                la = replace(la, source=home.source)
+                home.launches = [own for own in home.launches if id(own) in adopted
+                                 or own.program.span != la.program.span]
+            else:
+                continue  # the file changed between the two reads
+            adopted.add(id(la))
+            home.launches.append(la)
+            home.launches.sort(key=lambda x: x.program.span.start)
 
 
 def no_launch_found(src: SourceFile) -> Finding | None:

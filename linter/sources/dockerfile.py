@@ -3,14 +3,24 @@
 Exec form (a JSON array) gives list-form words; shell form runs through ``/bin/sh -c``.  A line
 ending in the escape character continues the instruction; comment lines inside it are dropped, as
 BuildKit does.  ``RUN pip install vllm==X`` pins the release for the launch.
+
+An ENTRYPOINT or CMD that runs a script (`["/app/start.sh"]`, `bash /app/start.sh`) which a
+`COPY`/`ADD` of the stage put there from the build context is followed when that file is in the
+linted tree (beside the Dockerfile, else under the current directory): the script is read
+through linter/safeio.py and its launches run in the image (the stage's ENV and release pin;
+positions are the script's, values from the Dockerfile keep no position there).  The runner
+moves such launches to the script's own file result (``FileResult`` of that path).
 """
 
 from __future__ import annotations
 
+import os
+import posixpath
 import re
-from dataclasses import field
+from dataclasses import field, replace
 
 from ..launch import Context, EnvVar, Located
+from ..safeio import SideFileError, is_regular_file, read_text, side_finding
 from ..source import CharMap, MapBuilder, SourceFile, Word
 from .commandline import Found, Scope, find_launches, launch_from_image, search_script
 from ..records import dataclass
@@ -38,6 +48,10 @@ class _Stage:
     env: dict[str, EnvVar] = field(default_factory=dict)
     pin: Located | None = None
     inherited: "_Stage | None" = None
+    workdir: str = "/"
+    # (absolute destination in the image, source path in the build context, destination is
+    # a directory) of each single-source COPY/ADD from the context
+    copies: list[tuple[str, str, bool]] = field(default_factory=list)
 
 
 def _instructions(text: str) -> list[_Instruction]:
@@ -191,6 +205,8 @@ def extract_dockerfile(source: SourceFile) -> Found:
             if parent is not None:
                 stage.env = dict(parent.env)
                 stage.pin = parent.pin
+                stage.workdir = parent.workdir
+                stage.copies = list(parent.copies)
             stages.append(stage)
         elif not stages:
             continue
@@ -201,6 +217,14 @@ def extract_dockerfile(source: SourceFile) -> Found:
             stages[-1].cmd = None
         elif ins.name == "CMD":
             stages[-1].cmd = ins
+        elif ins.name == "WORKDIR":
+            path = ins.text.strip()
+            if path and "$" not in path:
+                stages[-1].workdir = posixpath.normpath(posixpath.join(stages[-1].workdir, path))
+        elif ins.name in ("COPY", "ADD"):
+            copy = _copy(ins, stages[-1].workdir)
+            if copy is not None:
+                stages[-1].copies.append(copy)
         elif ins.name == "RUN":
             from . import pip_pin
 
@@ -213,6 +237,88 @@ def extract_dockerfile(source: SourceFile) -> Found:
     return _final_stage(source, stages[-1])
 
 
+def _copy(ins: _Instruction, workdir: str) -> tuple[str, str, bool] | None:
+    """A COPY/ADD of one path from the build context: (destination, source, dest is a dir)."""
+    words = _json_array(ins)
+    parts = [w.text for w in words] if words is not None else ins.text.split()
+    args = [p for p in parts if not p.startswith("--")]
+    if any(p.startswith("--from") for p in parts) or len(args) != 2:
+        return None  # from another stage or image, or several sources
+    src, dest = args
+    if any(c in src + dest for c in "$*?[") or "://" in src:
+        return None
+    as_dir = dest.endswith("/") or dest in (".", "..")
+    return posixpath.normpath(posixpath.join(workdir, dest)), src, as_dir
+
+
+_SHELLS = {"sh", "bash", "/bin/sh", "/bin/bash", "/usr/bin/bash", "/usr/bin/env"}
+
+
+def _script_word(words: list[str]) -> str | None:
+    """The script an ENTRYPOINT/CMD runs: its first word, or the first operand of a shell
+    (`bash /app/start.sh`, `/usr/bin/env bash start.sh`); None for `sh -c '…'` and programs."""
+    i = 0
+    while i < len(words) and words[i] in _SHELLS:
+        i += 1
+        while i < len(words) and words[i].startswith("-"):
+            if words[i] == "-c":
+                return None
+            i += 1
+    return words[i] if i < len(words) else None
+
+
+def _context_file(dockerfile: str, stage: _Stage, target: str) -> str | None:
+    """The build-context file a COPY/ADD of the stage put at ``target`` in the image, when it
+    exists in the linted tree (beside the Dockerfile, else under the current directory)."""
+    for dest, src, as_dir in reversed(stage.copies):
+        rel = None
+        if not as_dir and target == dest:
+            rel = src
+        elif target.startswith(dest.rstrip("/") + "/"):
+            inner = target[len(dest.rstrip("/")) + 1:]
+            # `COPY start.sh /app/` puts the file in the directory; `COPY scripts /app/` (or
+            # `COPY scripts/ /app/x`) copies the directory's contents
+            rel = src if as_dir and inner == posixpath.basename(src.rstrip("/")) and \
+                not src.endswith("/") else posixpath.join(src, inner)
+        if rel is None:
+            continue
+        for root in (os.path.dirname(os.path.abspath(dockerfile)), os.getcwd()):
+            path = os.path.normpath(os.path.join(root, rel))
+            if os.path.commonpath([root, path]) == root and is_regular_file(path):
+                return path
+        return None  # the newest copy to that place decides; it is not in the tree
+    return None
+
+
+def _follow_script(source: SourceFile, stage: _Stage, words: list[str], ctx: Context
+                   ) -> Found | None:
+    """The launches of the script the image starts, read from the build context; None when
+    the command is not such a script."""
+    script = _script_word(words)
+    if not script or "$" in script:
+        return None
+    target = posixpath.normpath(posixpath.join(stage.workdir, script))
+    path = _context_file(source.path, stage, target)
+    if path is None:
+        return None
+    shown = os.path.relpath(path) if not os.path.isabs(source.path) else path
+    try:
+        text = read_text(path)
+    except SideFileError as err:
+        found = Found()
+        found.findings.append(side_finding(
+            shown, err, f"the script {script} that {os.path.basename(source.path)} starts"))
+        return found
+    script_src = SourceFile(shown, text, "shell")
+    # values from the Dockerfile have no position in the script
+    env = {k: EnvVar(v.name, v.value, None) for k, v in stage.env.items()}
+    pin = Located(stage.pin.value, None, source) if stage.pin is not None else None
+    image = Located(ctx.image.value, None, source) if ctx.image is not None else None
+    scope = Scope(script_src, replace(ctx, image=image), env=env, version_pin=pin)
+    found = search_script(text, None, scope)
+    return found if found.launches else None
+
+
 def _final_stage(source: SourceFile, stage: _Stage) -> Found:
     entry, cmd = stage.entrypoint, stage.cmd
     origin = stage
@@ -223,6 +329,16 @@ def _final_stage(source: SourceFile, stage: _Stage) -> Found:
     ctx = Context(kind="dockerfile",
                   image=Located(base.text, base.span, source) if base is not None else None)
     scope = Scope(source, ctx, env=dict(stage.env), version_pin=stage.pin)
+    first = entry if entry is not None else cmd
+    if first is not None:
+        exec_words = _json_array(first)
+        texts = [w.text for w in exec_words] if exec_words is not None else first.text.split()
+        if entry is not None and cmd is not None and exec_words is not None:
+            more = _json_array(cmd)
+            texts += [w.text for w in more] if more is not None else []
+        followed = _follow_script(source, stage, texts, ctx)
+        if followed is not None:
+            return followed
     if entry is not None:
         words = _json_array(entry)
         if words is None:

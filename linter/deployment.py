@@ -168,7 +168,8 @@ def public_reach(d: Deployment, port: int, bound_host: bool = True) -> list[Reac
             out.append(Reach(f"--host {host.value} listens on every interface of the machine "
                              "that runs this script", d.source, host.span))
     for p in ctx.ports:
-        if not p.published or (p.container_port is not None and p.container_port != port):
+        if not p.published or p.unresolved or (p.container_port is not None
+                                               and p.container_port != port):
             continue
         if p.host_ip in ("", "0.0.0.0", "::", "[::]"):
             out.append(Reach(f"{p.origin} publishes it on all interfaces", d.source, p.span))

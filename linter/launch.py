@@ -77,6 +77,9 @@ class Port:
     host_ip: str
     span: Span
     origin: str  # "compose ports", "hostPort", "docker -p" …
+    # the container port is a variable nobody sets (`${P}:${P}` without a .env): it may be any
+    # port, so it is never taken for the server's (a published port is not assumed to be it)
+    unresolved: bool = False
 
 
 # GKE's TPU node labels (cloud.google.com/gke-tpu-accelerator: tpu-v5-lite-podslice,

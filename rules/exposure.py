@@ -242,7 +242,8 @@ def loopback_behind_service(d: Deployment) -> Iterator[Finding]:
     number = port.value if isinstance(port.value, int) else d.adapter.default_port
     ways: list[Related] = []
     for p in d.context.ports:
-        if p.published and (p.container_port is None or p.container_port == number):
+        if p.published and not p.unresolved and (p.container_port is None
+                                                  or p.container_port == number):
             ways.append(Related(d.source, p.span, f"{p.origin} publishes port {number}"))
     for svc in d.services:
         targets = [t if t is not None else str(n) for n, t in svc.ports]

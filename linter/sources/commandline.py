@@ -449,6 +449,11 @@ def parse_publish(value: str) -> tuple[str, int | None]:
     return host_ip, int(container) if container.isdigit() else None
 
 
+def publish_unresolved(value: str) -> bool:
+    """The container port of a `-p`/`ports:` value is a variable left unexpanded."""
+    return "$" in value.split("/")[0].rsplit(":", 1)[-1]
+
+
 def _docker_run(words: list[Word], scope: Scope) -> Found:
     # the container's environment is only what -e gives it, not the host shell's
     env: dict[str, EnvVar] = {}
@@ -492,7 +497,9 @@ def _docker_run(words: list[Word], scope: Scope) -> Found:
             entrypoint = value_word
         elif opt in ("-p", "--publish"):
             host_ip, cport = parse_publish(value)
-            ports.append(Port(cport, True, host_ip, value_word.span, "docker run -p"))
+            ports.append(Port(cport, True, host_ip, value_word.span, "docker run -p",
+                              unresolved=cport is None and bool(value_word.unresolved)
+                              and publish_unresolved(value)))
         elif opt == "--ipc" and value == "host":
             shm = Located("--ipc=host", value_word.span, scope.source)
         elif opt == "--shm-size":

@@ -26,6 +26,7 @@ from .commandline import (
     launch_from_image,
     parse_publish,
     parse_size,
+    publish_unresolved,
 )
 from .yamlnodes import (
     Doc,
@@ -168,14 +169,21 @@ def _service(doc: Doc, name: str, name_node: Any, svc: Any, variables: dict[str,
     ports: list[Port] = []
     for p in items(get(svc, "ports")):
         if is_scalar(p):
-            host_ip, cport = parse_publish(word(p).text)
-            ports.append(Port(cport, True, host_ip, doc.span(p), "compose ports"))
+            # interpolated first (`${P:-8008}:${P:-8008}` is 8008:8008); a port left as a
+            # variable nobody sets matches no port
+            pw = word(p)
+            host_ip, cport = parse_publish(pw.text)
+            ports.append(Port(cport, True, host_ip, doc.span(p), "compose ports",
+                              unresolved=cport is None and bool(pw.unresolved)
+                              and publish_unresolved(pw.text)))
         elif is_map(p):
-            target = get_str(p, "target")
+            target_node, ip_node = get(p, "target"), get(p, "host_ip")
+            target = word(target_node) if is_scalar(target_node) else None
+            ip = word(ip_node).text if is_scalar(ip_node) else ""
             published = get(p, "published")
-            ports.append(Port(int(target) if target and target.isdigit() else None,
-                              published is not None, get_str(p, "host_ip") or "",
-                              doc.span(p), "compose ports"))
+            ports.append(Port(int(target.text) if target and target.text.isdigit() else None,
+                              published is not None, ip, doc.span(p), "compose ports",
+                              unresolved=target is not None and bool(target.unresolved)))
     nm = get(svc, "network_mode")
     host_network = (Located("network_mode: host", doc.span(nm), doc.source)
                     if is_scalar(nm) and nm.value == "host" else None)

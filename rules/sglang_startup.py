@@ -17,8 +17,12 @@ from mgpu_lint.deployment import Deployment
 from mgpu_lint.engines import Setting
 from mgpu_lint.engines.adapter import SGLANG_ARGS
 from mgpu_lint.findings import Finding, Related, Severity
+from mgpu_lint.sizing.display import gb, gib
+from mgpu_lint.sizing.sglang_memory import static_pool_limit, weights_per_gpu_lower_bound
+from mgpu_lint.sizing.vllm_launch import card_bytes
 
 from .registry import Rule, rule
+from .text import cap_assumed, gpu_phrase, gpu_related, model_name, model_span
 
 # the catalogued releases whose source these checks were read in
 READ = ("0.4.10.post2", "0.5.5")
@@ -188,5 +192,72 @@ def nodes_without_init_address(d: Deployment) -> Iterator[Finding]:
     )
 
 
+@rule("MG824", "static-memory-below-weights", Severity.ERROR,
+      "SGLang's static memory (card × --mem-fraction-static) cannot hold the weights",
+      needs={SGLANG_ARGS},
+      reads=("model", "tensor_parallel_size", "pipeline_parallel_size", "mem_fraction_static",
+             "cpu_offload_gb", "load_format"))
+def static_memory_below_weights(d: Deployment) -> Iterator[Finding]:
+    """
+    What it does: compares the model's weights per GPU — at least parameters × bits / (tp ×
+    pp) — with the memory SGLang lets its static pool take: the card × `--mem-fraction-static`
+    (the whole card when the flag is not given; its default is smaller).
+
+    Why is this bad? SGLang sizes its KV cache as what is left of card × mem-fraction-static
+    after the weights (sglang/srt/model_executor/model_runner.py profile_max_num_token,
+    0.5.5; pool_configurator.py in 0.5.23). When the weights take all of it, no token fits and
+    SGLang stops: "Not enough memory. Please try to increase --mem-fraction-static"; weights
+    larger than the card fail earlier, with CUDA out of memory while loading.
+
+    Use instead: a higher `--mem-fraction-static` (leaving room for activations and CUDA
+    graphs), more GPUs (`--tp-size`), or a quantized checkpoint.
+    """
+    m, g, inv = d.model, d.gpu, d.inv
+    if m is None or m.shape is None or g is None or g.spec is None:
+        return
+    sizes = _sizes(d)
+    if sizes is None or inv.setting("cpu_offload_gb").given or inv.setting("load_format").given:
+        return
+    tp, pp, _, _ = sizes
+    fraction = inv.setting("mem_fraction_static")
+    f = fraction.value if fraction.given else 1.0
+    if not fraction.known or isinstance(f, bool) or not isinstance(f, (int, float)) or \
+            not 0 < f <= 1:
+        return
+    card, measured = card_bytes(g.spec)
+    weights = weights_per_gpu_lower_bound(m.shape.params, m.weights.bits, tp, pp)
+    limit = static_pool_limit(card, f)
+    if weights < limit:
+        return
+    on = gpu_phrase(d, g.spec)
+    if weights >= card:
+        what = (f"the card has {gib(card)} ({on}): the weights do not load (CUDA out of "
+                "memory)")
+    else:
+        what = (f"{d.adapter.display} keeps at most {gib(limit)} for weights and KV cache "
+                f"(--mem-fraction-static {f:g} of {gib(card)}, {on}): no KV token fits and it "
+                "stops (\"Not enough memory. Please try to increase --mem-fraction-static\")")
+    card_note = "" if measured else " (marketed size read as GiB: an upper bound)"
+    related = (*gpu_related(d), *_related(d, inv.tensor_parallel_size,
+                                           inv.pipeline_parallel_size))
+    yield static_memory_below_weights.finding(
+        f"the weights of {model_name(d)} take at least {gib(weights)} per GPU (tp {tp} × pp "
+        f"{pp}) but {what}",
+        d.source, fraction.span if fraction.given and fraction.span is not None and
+        weights < card else model_span(d),
+        severity=cap_assumed(Severity.ERROR, g.assumed),
+        math=(f"weights: {m.shape.params / 1e9:g}B params × {m.weights.bits:g} bits "
+              f"({m.weights.label}, {m.weights.origin}) = {gb(weights * tp * pp)}",
+              f"at least per GPU: {gb(weights * tp * pp)} / (tp {tp} × pp {pp}) = "
+              f"{gib(weights)}",
+              f"static pool limit: {gib(card)}{card_note} × {f:g} = {gib(limit)}"
+              if fraction.given else f"card: {gib(card)}{card_note}"),
+        hint="raise --mem-fraction-static, add GPUs (--tp-size), or use a quantized checkpoint"
+        if weights < card else "add GPUs (--tp-size / --pp-size) or use a quantized checkpoint",
+        related=related,
+    )
+
+
 RULES: list[Rule] = [nodes_do_not_divide_sizes, data_parallel_across_nodes,
-                     dp_attention_not_dividing_tp, nodes_without_init_address]
+                     dp_attention_not_dividing_tp, nodes_without_init_address,
+                     static_memory_below_weights]

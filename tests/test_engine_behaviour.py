@@ -363,6 +363,13 @@ TABLE: list[Behaviour] = [
               "sglang/cli/utils.py get_model_path (0.5.5)",
               {"MG016": "error"}, release=None,
               files={"deploy.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: sgl\nspec:\n  template:\n    spec:\n      containers:\n        - name: server\n          image: lmsysorg/sglang:v0.5.5-cu126\n          command: [\"sglang\", \"serve\", \"meta-llama/Llama-3.1-8B-Instruct\"]\n          readinessProbe: {httpGet: {path: /health, port: 30000}}\n          resources:\n            limits: {nvidia.com/gpu: 1}\n"}),
+    Behaviour("sglang-static-pool-below-weights", f"python3 -m sglang.launch_server "
+              "--model-path Qwen/Qwen3-32B --mem-fraction-static 0.5",
+              "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static "
+              "(the KV pool is what card × fraction leaves after 61 GiB of weights)",
+              "sglang/srt/model_executor/model_runner.py profile_max_num_token and "
+              "init_memory_pool (0.5.5); pool_configurator.py MemoryPoolConfig (0.5.23)",
+              {"MG824": "warning"}, release=None),
     Behaviour("sglang-default-loopback-behind-service", "deploy.yaml",
               "binds ServerArgs.host 127.0.0.1: the Service reaches nothing",
               "sglang/srt/server_args.py ServerArgs.host (0.4.10.post2, 0.5.5)",

@@ -323,3 +323,56 @@ def test_rayservice_engine_kwargs_are_never_abbreviations(capsys, tmp_path):
     out = _lint(capsys, str(ray))
     for code in ("MG013", "MG004", "Traceback"):
         assert code not in out, out
+
+
+LLMISVC_CONFIG = "fixtures/operators/kserve-llmisvc-config.yaml"
+
+
+def test_llmisvc_config_actions_are_unknowns_in_place(capsys):
+    templated, plain = _launches(capsys, LLMISVC_CONFIG)  # the unclosed block gives nothing
+    words = [(w["word"], w["at"]) for w in templated["argv"]]
+    # each action keeps its own characters and place; the block whose condition is not
+    # known is one unknown (no words or several)
+    assert ("{{ .Spec.Model.Name }}", "17:36") in words
+    assert ("{{ .Spec.Parallelism.Tensor }}", "22:38") in words
+    assert words[words.index(("--kv-transfer-config", "20:15")) + 1] == (
+        "{{ kvTransferConfig .Spec.KVCacheOffloading }}", "20:37")
+    assert ("{{- if .Spec.Parallelism.Expert }} --enable-expert-parallel{{- end }}",
+            "21:15") in words
+    assert plain["context"]["object"] == "LLMInferenceServiceConfig/plain"
+    out = _lint(capsys, LLMISVC_CONFIG)
+    lines = [ln for ln in out.splitlines() if ln.startswith(LLMISVC_CONFIG)]
+    assert any(ln.startswith(f"{LLMISVC_CONFIG}:19:40: MG305 [error]") for ln in lines), out
+    assert any(ln.startswith(f"{LLMISVC_CONFIG}:22:38: MG009 [info] --tensor-parallel-size is "
+                             "set from the template action `{{ .Spec.Parallelism.Tensor }}`")
+               for ln in lines), out
+    # a single-quoted action is not JSON the linter reads; the unclosed block is not read as
+    # `{{`, `if` … arguments
+    for code in ("MG004", "MG006", "MG702", "Traceback"):
+        assert code not in out, out
+
+
+@pytest.mark.parametrize("text, region", [
+    # `{{-` trims the spaces before it on its line, `-}}` those after
+    ("a {{- .X -}} b", (1, 13, "{{- .X -}}")),
+    # a block whose condition is not known is one region, else and nested actions inside it
+    ("x {{ if .A }}{{ .B }}{{ else }}c{{ end }} y",
+     (2, 41, "{{ if .A }}{{ .B }}{{ else }}c{{ end }}")),
+    # the indentation that opens a line is the YAML's: kept
+    ("\n  {{- .X }}", (3, 12, "{{- .X }}")),
+])
+def test_render_templates_keeps_lengths(text, region):
+    from mgpu_lint.sources.kserve import render_templates
+
+    out, regions = render_templates(text, 0, len(text))
+    assert regions == [region]
+    lo, hi, _ = region
+    # a shell expansion of the same length in place of the action; the rest as it was
+    assert len(out) == len(text) and out[:lo] == text[:lo] and out[hi:] == text[hi:]
+    assert out[lo:lo + 2] == "${" and out[hi - 1] == "}"
+
+
+def test_render_templates_unclosed_block():
+    from mgpu_lint.sources.kserve import render_templates
+
+    assert render_templates("a {{ if .X }} b", 0, 15)[1] is None

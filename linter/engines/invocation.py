@@ -471,6 +471,16 @@ class Builder:
         if not rules:
             return
         for ref in refs:
+            if ref.name.startswith("{{"):
+                # a Go-template action of an operator's config (sources/kserve.py): its value
+                # is the resource's that uses the config
+                self.report(
+                    "MG009", Severity.INFO,
+                    f"{spec.display} is set from the template action `{ref.name}`, whose "
+                    f"value is not in this file: {', '.join(rules)} skipped for this launch",
+                    ref.span,
+                    hint="lint the resource that uses this template, or its rendered objects")
+                continue
             self.report(
                 "MG009", Severity.INFO,
                 f"{spec.display} is set from ${ref.name}, which could not be resolved: "

@@ -14,7 +14,13 @@ from ..source import SourceFile, Span
 from ..yamlsrc import YamlError, compose_documents
 from .commandline import Found, Scope, search_script
 from .compose import extract_compose, is_compose
-from .kserve import extract_isvc, joined_runtime, runtimes_in
+from .kserve import (
+    extract_isvc,
+    extract_llmisvc_config,
+    is_llmisvc_config,
+    joined_runtime,
+    runtimes_in,
+)
 from .kubernetes import extract_object, is_kubernetes
 from .operators import extract_kubeai_models_values, is_kubeai_models_values
 from .prodstack import extract_stack_values, is_stack_values
@@ -121,9 +127,12 @@ def extract_yaml(doc: Doc, result: FileResult) -> None:
         runtime = joined_runtime(root, runtimes)
         if runtime is not None and extract_isvc(doc, root, runtime, found):
             joined.add(id(runtime))
-    for root in roots:
+    for index, root in enumerate(roots):
         if id(root) in joined:
             continue  # its command is read with the InferenceService that runs it
+        if is_llmisvc_config(root) and extract_llmisvc_config(
+                doc, root, index, found, result.services, result.hpas, result.ignores):
+            continue  # a KServe config template, read with its actions unknown (kserve.py)
         if is_kubernetes(root):
             extract_object(doc, root, found, result.services, result.hpas, result.ignores)
         elif is_compose(root):

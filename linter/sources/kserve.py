@@ -47,6 +47,7 @@ user's and are not part of the launch.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -54,7 +55,7 @@ from .. import images
 from ..findings import Finding, Severity
 from ..launch import ENTRY_VLLM_SERVE, VLLM, Context, EnvVar, Launch, Located
 from ..shell import split_commands
-from ..source import CharMap, VarRef, Word
+from ..source import CharMap, Span, VarRef, Word
 from .commandline import Found, compose_word
 from .yamlnodes import Doc, get, get_str, is_map, is_scalar, is_seq, items, key_node
 
@@ -327,6 +328,140 @@ def _env_name_node(container: Any, key: str) -> Any:
 
 
 
+# --------------------------------------------------------------------------- LLMInferenceServiceConfig
+#
+# A config (the presets of config/llmisvcconfig/ or the user's own, named by baseRefs) is a
+# workload template: the controller executes it as a Go text/template over the JSON-serialised
+# object before merging it (pkg/controller/v1alpha2/llmisvc/config_merge.go ReplaceVariables:
+# json.Marshal, then template.New("config"), at aaac4e29 / v0.20.0).  Read on its own, each
+# action stands for a value of the LLMInferenceService that uses it: the file is read with every
+# action (and every `{{ if }} … {{ end }}` block, whose condition is not known) replaced by a
+# same-length placeholder the shell sees as an unknown expansion, so every other character keeps
+# its place.  Because the template runs over JSON, `{{-` / `-}}` trim only the spaces and tabs
+# beside the action: a newline is the two characters `\n` there, never trimmed.  (The spaces
+# that open a line are left in place: in the file they are the YAML's indentation.)
+
+LLMISVC_CONFIG_KINDS = ("LLMInferenceServiceConfig",)
+_ACTION = re.compile(r"\{\{(-?)(.*?)(-?)\}\}", re.S)
+_BLOCK_OPEN = re.compile(r"^\s*(?:if|range|with|define|block)\b")
+_BLOCK_END = re.compile(r"^\s*end\s*$")
+_NAME_CHARS = re.compile(r"[^A-Za-z0-9_]")
+
+
+def is_llmisvc_config(root: Any) -> bool:
+    return (get_str(root, "kind") in LLMISVC_CONFIG_KINDS
+            and (get_str(root, "apiVersion") or "").startswith(LLMISVC_API))
+
+
+def _placeholder(text: str) -> str:
+    """``${NAME}`` exactly ``len(text)`` characters long (``text`` at least 5)."""
+    name = ("T" + _NAME_CHARS.sub("_", text))[: len(text) - 3].ljust(len(text) - 3, "_")
+    return "${" + name + "}"
+
+
+def render_templates(text: str, start: int,
+                     end: int) -> tuple[str, list[tuple[int, int, str]] | None]:
+    """``text`` with each top-level action of ``text[start:end]`` replaced by a placeholder of
+    the same length, and the (start, end, action text) of each replaced region (None when a
+    block is never closed)."""
+    regions: list[tuple[int, int, str]] = []
+    depth = 0
+    open_at = 0
+    for m in _ACTION.finditer(text, start, end):
+        body = m.group(2)
+        lo = m.start()
+        if m.group(1):  # `{{-`: the spaces and tabs before it go
+            while lo > start and text[lo - 1] in " \t":
+                lo -= 1
+            if lo == start or text[lo - 1] == "\n":
+                # the line's indentation, which is the YAML's (a block scalar's) rather than
+                # the string's: kept, so the YAML stays as it is (after a newline of the
+                # string the spaces part no words)
+                lo = m.start()
+        hi = m.end()
+        if m.group(3):  # `-}}`: the spaces and tabs after it go
+            while hi < end and text[hi] in " \t":
+                hi += 1
+        if _BLOCK_OPEN.match(body):
+            if depth == 0:
+                open_at = lo
+            depth += 1
+            continue
+        if depth:
+            if _BLOCK_END.match(body):
+                depth -= 1
+                if depth == 0:
+                    regions.append((open_at, hi, text[open_at:hi].strip()))
+            continue
+        regions.append((lo, hi, m.group(0)))
+    if depth:
+        return text, None  # an unclosed block: the controller fails to parse the template
+    if not regions:
+        return text, []
+    out: list[str] = []
+    pos = 0
+    for lo, hi, _ in regions:
+        out.append(text[pos:lo])
+        out.append(_placeholder(text[lo:hi]) if hi - lo >= 5 else text[lo:hi])
+        pos = hi
+    out.append(text[pos:])
+    return "".join(out), regions
+
+
+def extract_llmisvc_config(doc: Doc, root: Any, index: int, found: Found, services: list,
+                           hpas: list, ignores: list) -> bool:
+    """The config's containers read with its actions as unknowns; False when it holds no
+    action (it is then an ordinary object); nothing for a template that does not parse."""
+    from ..yamlsrc import YamlError, compose_documents
+    from .kubernetes import extract_object
+
+    text, regions = render_templates(doc.text, root.start_mark.index, root.end_mark.index)
+    if regions is None:
+        # text/template refuses it ("unexpected EOF"), so ReplaceVariables fails and the
+        # controller runs nothing from this config: no launch to read (MG017 says so)
+        return True
+    if not regions:
+        return False
+    try:
+        rendered = list(compose_documents(text))
+    except YamlError:
+        return False
+    if index >= len(rendered) or rendered[index].start_mark.index != root.start_mark.index:
+        return False
+    inner = Doc(doc.source, text, doc.base)
+    local = Found()
+    extract_object(inner, rendered[index], local, services, hpas, ignores)
+    spans = [(doc.offset(lo), doc.offset(hi - 1) + 1, action, _placeholder(doc.text[lo:hi]),
+              doc.text[lo:hi]) for lo, hi, action in regions if hi - lo >= 5]
+    for la in local.launches:
+        found.launches.append(replace(
+            la, operator="KServe",
+            args=tuple(_template_refs(w, spans) for w in la.args)))
+    found.findings.extend(local.findings)
+    return True
+
+
+def _template_refs(word: Word, spans: list[tuple[int, int, str, str, str]]) -> Word:
+    """Each placeholder in ``word`` an unknown named by its action (also where the shell kept
+    it literal, inside single quotes), and written as the action again (the same length, so
+    the word's map is unchanged)."""
+    ws = word.span
+    hits = [h for h in spans if h[0] < ws.end and ws.start < h[1]]
+    if not hits:
+        return word
+    refs = list(word.unresolved)
+    text = word.text
+    for lo, hi, action, placeholder, original in hits:
+        named = False
+        for i, ref in enumerate(refs):
+            if ref.span.start < hi and lo < ref.span.end:
+                refs[i] = replace(ref, name=action)
+                named = True
+        if not named:
+            refs.append(VarRef(action, Span(lo, hi)))
+        text = text.replace(placeholder, original)
+    return replace(word, text=text, unresolved=tuple(refs))
+
 # --------------------------------------------------------------------------- InferenceService
 #
 # An InferenceService whose predictor names a ServingRuntime / ClusterServingRuntime
@@ -461,5 +596,5 @@ def _model_flag(word: Word, doc: Doc, uri: Any) -> Word:
                 repo.unresolved)
 
 
-__all__ = ["extract_isvc", "extract_llmisvc", "handled_containers", "is_llmisvc",
-           "joined_runtime", "runtimes_in"]
+__all__ = ["extract_isvc", "extract_llmisvc", "extract_llmisvc_config", "handled_containers",
+           "is_llmisvc", "is_llmisvc_config", "joined_runtime", "render_templates", "runtimes_in"]

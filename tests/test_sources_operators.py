@@ -376,3 +376,15 @@ def test_render_templates_unclosed_block():
     from mgpu_lint.sources.kserve import render_templates
 
     assert render_templates("a {{ if .X }} b", 0, 15)[1] is None
+
+
+def test_raycluster_head_engine_gets_the_worker_groups_gpus(capsys):
+    path = "fixtures/operators/raycluster-head-engine.yaml"
+    no_gpus, own = _launches(capsys, path)
+    assert no_gpus["gpus"] == {"count": 4, "origin": "Ray worker group's nvidia.com/gpu limit",
+                               "vendor": "nvidia", "at": "33:35"}
+    assert no_gpus["deployment"]["gpu"]["name"] == "NVIDIA A100 SXM4 80GB"  # workers' labels
+    assert own["gpus"]["count"] == 8  # the head's own GPUs win
+    out = _lint(capsys, path)
+    assert [ln.split(" [")[0] for ln in out.splitlines() if " MG105 " in ln] == [
+        f"{path}:19:65: MG105"], out

@@ -126,7 +126,26 @@ def extract_object(doc: Doc, root: Any, found: Found, services: list, hpas: list
             pod_labels=str_map(get(template_meta, "labels")) or str_map(get(meta, "labels")),
             annotations={**annotations, **template_annotations},
         )
-        _extract_pod(doc, pod_spec, ctx, found, skip)
+        workers = None
+        if role == "ray-head":
+            # an engine the head starts runs its Ray workers on the cluster's GPU worker
+            # group: when the head itself states no GPUs, those are "the GPUs of each Ray pod"
+            from .kuberay import ray_workers
+
+            workers = ray_workers(doc, _ray_cluster_spec(root, pod_spec))[0]
+        _extract_pod(doc, pod_spec, ctx, found, skip, workers)
+
+
+def _ray_cluster_spec(root: Any, head_pod: Any) -> Any:
+    """The RayCluster spec whose headGroupSpec holds ``head_pod``: RayCluster ``spec``,
+    RayService ``spec.rayClusterConfig``, RayJob ``spec.rayClusterSpec``, AIBrix
+    RayClusterFleet ``spec.template.spec``."""
+    for path in (("spec",), ("spec", "rayClusterConfig"), ("spec", "rayClusterSpec"),
+                 ("spec", "template", "spec")):
+        cluster = get(root, *path)
+        if get(cluster, "headGroupSpec", "template", "spec") is head_pod:
+            return cluster
+    return None
 
 
 def _pod_specs(node: Any, meta: Any, role: str | None, visits: list[int], depth: int):
@@ -196,8 +215,11 @@ def _volumes(doc: Doc, pod: Any) -> dict[str, tuple[str, Any]]:
 
 
 def _extract_pod(doc: Doc, pod: Any, ctx: Context, found: Found,
-                 skip: set[int] | frozenset[int] = frozenset()) -> None:
+                 skip: set[int] | frozenset[int] = frozenset(),
+                 workers: Context | None = None) -> None:
     labels = _node_labels(doc, pod)
+    if workers is not None and not labels:
+        labels = dict(workers.node_labels)
     volumes = _volumes(doc, pod)
     hn = get(pod, "hostNetwork")
     host_network = (Located("hostNetwork: true", doc.span(hn), doc.source)
@@ -207,7 +229,8 @@ def _extract_pod(doc: Doc, pod: Any, ctx: Context, found: Found,
         if not is_map(container) or id(container) in skip:
             continue
         _extract_container(doc, container, replace(ctx, node_labels=labels,
-                                                   host_network=host_network), volumes, found)
+                                                   host_network=host_network), volumes, found,
+                           workers)
 
 
 def _env(doc: Doc, container: Any, injected: tuple[EnvVar, ...] = ()) -> dict[str, EnvVar]:
@@ -306,7 +329,8 @@ def _tpus(doc: Doc, container: Any) -> Located | None:
 
 
 def _extract_container(doc: Doc, container: Any, ctx: Context,
-                       volumes: dict[str, tuple[str, Any]], found: Found) -> None:
+                       volumes: dict[str, tuple[str, Any]], found: Found,
+                       workers: Context | None = None) -> None:
     image_node = get(container, "image")
     command = get(container, "command")
     args = get(container, "args")
@@ -315,6 +339,10 @@ def _extract_container(doc: Doc, container: Any, ctx: Context,
     env = _env(doc, container, _lws_env(ctx))
     name_node = get(container, "name")
     gpus, requests_only = _gpus(doc, container)
+    if gpus is None and requests_only is None and workers is not None:
+        # a KubeRay head without GPUs of its own: its GPU worker group's, per pod
+        gpus = (replace(workers.gpus, origin=f"Ray worker group's {workers.gpus.origin}")
+                if workers.gpus is not None else None)
     shm: Located | None = None
     shm_bytes: int | None = None
     mounts: dict[str, Located] = {}

@@ -530,7 +530,37 @@ CONFIG_MODELS = {
                                             "bfloat16", 2533531648),
     "microsoft/Phi-4-mini-instruct": (32, 3072, 8192, 24, 8, 128, 200064, 131072, True,
                                       "bfloat16", 3836021760),
+    # CodeLlama 13B/34B/70B: the Llama 2 layers with 16384 positions; 34B and 70B use 8 KV heads
+    "codellama/CodeLlama-13b-hf": (40, 5120, 13824, 40, 40, 128, 32016, 16384, False, "bfloat16",
+                                   13016028160),
+    "codellama/CodeLlama-34b-hf": (48, 8192, 22016, 64, 8, 128, 32000, 16384, False, "bfloat16",
+                                   33743970304),
+    "codellama/CodeLlama-70b-hf": (80, 8192, 28672, 64, 8, 128, 32016, 16384, False, "bfloat16",
+                                   68976910336),
 }
+
+
+def test_small_gemma3_text_models() -> None:
+    # Gemma 3 1B and 270M: text-only, one KV head of 256, a 512-token window on five layers of
+    # six; params = keras-hub's published counts (norm weights included)
+    from mgpu_lint.sizing.memory import kv_bytes_per_token
+
+    for name, layers, hidden, inter, sliding, params in (
+            ("google/gemma-3-1b-it", 26, 1152, 6912, 22, 999885952),
+            ("google/gemma-3-270m", 18, 640, 2048, 15, 268098176)):
+        s = k.resolve_model(name).shape
+        assert (s.layers, s.hidden, s.intermediate, s.heads, s.kv_heads, s.head_dim) == \
+            (layers, hidden, inter, 4, 1, 256)
+        assert (s.vocab, s.max_positions, s.tie_embeddings, s.dtype) == \
+            (262144, 32768, True, "bfloat16")
+        assert (s.sliding_window, s.sliding_layers) == (512, sliding)
+        assert s.params == params and s.vision_params is None and s.rope_scaling is None
+        # the textbook per-token figure counts the global layers only
+        assert kv_bytes_per_token(s) == (layers - sliding) * 2 * 1 * 256 * 2
+    for ref in ("google/gemma-3-1b-pt", "unsloth/gemma-3-1b-it-bnb-4bit",
+                "ggml-org/gemma-3-1b-it-GGUF:Q4_K_M"):
+        assert k.resolve_model(ref).shape.id == "google/gemma-3-1b-it"
+    assert k.resolve_model("google/gemma-3-270m-it").shape.id == "google/gemma-3-270m"
 
 
 def test_qwen25_vl_loads_its_vision_tower() -> None:
@@ -638,6 +668,11 @@ def test_config_models_match_their_configs(model: str) -> None:
     ("Qwen/Qwen3-Coder-480B-A35B-Instruct-FP8", "Qwen/Qwen3-Coder-480B-A35B-Instruct", 8.0),
     ("unsloth/Qwen3-Coder-480B-A35B-Instruct-GGUF:Q4_K_M", "Qwen/Qwen3-Coder-480B-A35B-Instruct",
      4.8944),
+    ("codellama/CodeLlama-13b-Instruct-hf", "codellama/CodeLlama-13b-hf", None),
+    ("TheBloke/CodeLlama-34B-Instruct-AWQ", "codellama/CodeLlama-34b-hf", 4.0),
+    ("codellama/CodeLlama-70b-Instruct-hf", "codellama/CodeLlama-70b-hf", None),
+    ("microsoft/Phi-3.5-mini-instruct", "microsoft/Phi-3-mini-128k-instruct", None),
+    ("bartowski/Phi-3.5-mini-instruct-GGUF:Q4_K_M", "microsoft/Phi-3-mini-128k-instruct", 4.8944),
 ])
 def test_config_model_names(ref: str, model: str, bits: float | None) -> None:
     m = k.resolve_model(ref)
@@ -647,7 +682,9 @@ def test_config_model_names(ref: str, model: str, bits: float | None) -> None:
 
 @pytest.mark.parametrize("ref", [
     # other shapes or context lengths than any entry: unknown rather than a neighbour's numbers
-    "Qwen/Qwen3-4B-Instruct-2507", "Qwen/Qwen3-4B-Thinking-2507", "microsoft/Phi-3.5-mini-instruct",
+    "Qwen/Qwen3-4B-Instruct-2507", "Qwen/Qwen3-4B-Thinking-2507",
+    # Phi-3.5-MoE and the vision variant are other architectures
+    "microsoft/Phi-3.5-MoE-instruct", "microsoft/Phi-3.5-vision-instruct",
     "meta-llama/Llama-2-7b-32k",
     # Granite 3.0 has 4,096 positions and no config was sourced; 3.3's base config was not seen
     "ibm-granite/granite-3.0-2b-instruct", "ibm-granite/granite-3.0-8b-instruct",

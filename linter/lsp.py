@@ -7,8 +7,10 @@ name, then a shell shebang, then the editor's language id (for unsaved buffers).
 checked") is left out: an editor opens files the way a directory walk finds them, not by request.
 
 Edits are debounced: a didChange is linted after DEBOUNCE seconds without another change, on one
-worker thread; a run whose document changed meanwhile is not published (the newer text's run is).
-A document whose text did not change is not linted again.  Configuration files are watched
+worker thread.  A run whose document changes meanwhile stops at its next launch (`runner.lint`'s
+``cancelled`` check, asked before each launch is analysed) and publishes nothing, so the newer
+text's run starts without waiting for the rest of the outdated one.  A document whose text did
+not change is not linted again.  Configuration files are watched
 (`workspace/didChangeWatchedFiles`, and saves of open ones): a change re-lints every open
 document.  Code actions: each finding's fix (quick fix), "disable CODE for this line" (a
 suppression comment on its own line above), and `source.fixAll.mgpu-lint` (every safe fix).
@@ -23,7 +25,8 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-from collections.abc import Iterable
+from collections import deque
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
@@ -37,7 +40,7 @@ from .config import CONFIG_NAMES, ConfigError, config_for, find_for_directory
 from .discover import kind_by_content, kind_by_name
 from .findings import Finding, Severity
 from .options import Options
-from .runner import lint
+from .runner import LintCancelled, lint
 from .source import SourceFile, Span
 
 if TYPE_CHECKING:
@@ -66,12 +69,14 @@ def lint_path(uri: str, text: str, language_id: str | None) -> str | None:
     return path + suffix if suffix else None
 
 
-def lint_text(path: str, text: str) -> list[Finding]:
-    """Findings for one in-memory document, as the command line reports them for that file."""
+def lint_text(path: str, text: str,
+              cancelled: Callable[[], bool] | None = None) -> list[Finding]:
+    """Findings for one in-memory document, as the command line reports them for that file
+    (`LintCancelled` when ``cancelled`` answers True before a launch is analysed)."""
     # the editor's text may hold lone surrogates, which have no UTF-8 form; one `?` each keeps
     # every offset
     clean = text.encode("utf-8", "replace").decode("utf-8")
-    run = lint([], Options(), stdin_text=clean, stdin_filename=path)
+    run = lint([], Options(), stdin_text=clean, stdin_filename=path, cancelled=cancelled)
     return [f for f in run.findings if f.code != "MG017"]
 
 
@@ -193,17 +198,24 @@ class _State:
         self.linted: dict[str, tuple[str, list[Finding]]] = {}
         self.generation: dict[str, int] = {}
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mgpu-lint")
-        self.runs = 0  # lints started (tests read it through workspace/executeCommand)
+        # what tests read through workspace/executeCommand `mgpu-lint.stats`: lints started,
+        # and the debounced runs' recent events [event, uri, version, launches checked]
+        self.runs = 0
+        self.log: deque[list[object]] = deque(maxlen=64)
+        self.running: list[object] | None = None  # [uri, version, launches checked so far]
 
 
-def _lint_doc(state: _State, doc: TextDocument) -> list[Finding]:
-    text = doc.source
+def _lint_doc(state: _State, doc: TextDocument, text: str | None = None,
+              cancelled: Callable[[], bool] | None = None) -> list[Finding]:
+    """``doc``'s findings for ``text`` (its current text by default), from the cache when that
+    text was linted last; a cancelled run caches nothing."""
+    text = doc.source if text is None else text
     cached = state.linted.get(doc.uri)
     if cached is not None and cached[0] == text:
         return cached[1]
     path = lint_path(doc.uri, text, doc.language_id)
     state.runs += 1
-    found = lint_text(path, text) if path else []
+    found = lint_text(path, text, cancelled) if path else []
     state.linted[doc.uri] = (text, found)
     return found
 
@@ -287,14 +299,35 @@ def create_server() -> LanguageServer:
         if cached is not None and cached[0] == text:
             send(ls, doc, text, cached[1], version)
             return
+        run: list[object] = [uri, version, 0]
+
+        def stale() -> bool:
+            """Asked by the lint before each launch (on the worker thread): has the document
+            changed since this run's text?"""
+            run[2] += 1  # type: ignore[operator]
+            return state.generation.get(uri) != gen
+
+        def work() -> list[Finding]:
+            state.running = run
+            state.log.append(["start", *run])
+            try:
+                return _lint_doc(state, doc, text, stale)
+            finally:
+                state.running = None
+
         loop = asyncio.get_running_loop()
         try:
-            findings = await loop.run_in_executor(state.executor, _lint_doc, state, doc)
+            findings = await loop.run_in_executor(state.executor, work)
+        except LintCancelled:
+            state.log.append(["cancelled", *run])
+            return  # the document changed while this ran: the newer text's run publishes
         except ConfigError:
             publish(ls, doc)
             return
         if state.generation.get(uri) != gen:
-            return  # stale: the document changed while this ran
+            state.log.append(["stale", *run])
+            return  # changed after the last launch was checked
+        state.log.append(["done", *run])
         send(ls, doc, text, findings, version)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
@@ -369,9 +402,13 @@ def create_server() -> LanguageServer:
         return out
 
     @server.command("mgpu-lint.stats")
-    def stats(ls: LanguageServer, *args: object) -> dict[str, int]:
-        """How many lints ran (what the debounce saves shows in it)."""
-        return {"runs": state.runs}
+    def stats(ls: LanguageServer, *args: object) -> dict[str, object]:
+        """How many lints ran (what the debounce saves shows in it), the debounced run now on
+        the worker ([uri, version, launches checked] or None) and the recent runs' events
+        ([event, uri, version, launches checked]: start, cancelled, stale, done)."""
+        running = state.running
+        return {"runs": state.runs, "running": list(running) if running else None,
+                "log": [list(e) for e in state.log]}
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def hover(ls: LanguageServer, params: types.HoverParams) -> types.Hover | None:

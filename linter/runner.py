@@ -46,6 +46,11 @@ class RunResult:
 
 
 
+class LintCancelled(Exception):
+    """Raised by `lint` when its ``cancelled`` check answers True: the caller (the language
+    server) no longer wants this run's findings, because the text it lints is outdated."""
+
+
 def extract_file(source: SourceFile) -> FileResult:
     try:
         result = extract(source)
@@ -209,14 +214,21 @@ def selector(options: Options, cfg: "LoadedConfig", path: str) -> Callable[[str]
 
 
 def lint(paths: list[str], options: Options, stdin_text: str | None = None,
-         stdin_filename: str | None = None, command: str | None = None) -> RunResult:
-    """Everything: read, find launches, analyse them, apply configuration and suppressions."""
+         stdin_filename: str | None = None, command: str | None = None,
+         cancelled: Callable[[], bool] | None = None) -> RunResult:
+    """Everything: read, find launches, analyse them, apply configuration and suppressions.
+
+    ``cancelled``, when given, is asked after the files are read and before each launch is
+    analysed; when it answers True the run stops there with `LintCancelled` (a file being read
+    is not interrupted)."""
     from . import suppress
     from .config import config_for
 
     max_bytes = options.config.settings.max_file_size if options.config else None
     run = read_files(paths, stdin_text, stdin_filename, command, max_bytes,
                      discover_inputs(paths, options))
+    if cancelled is not None and cancelled():
+        raise LintCancelled
     fileset = FileSet(run.services, run.hpas, run.launches)
     by_source: dict[int, list[Finding]] = {}
     sources: dict[int, SourceFile] = {}
@@ -230,6 +242,8 @@ def lint(paths: list[str], options: Options, stdin_text: str | None = None,
         sources[id(src)] = src
         cfg = config_for(src.path, options.config)
         for launch in result.launches:
+            if cancelled is not None and cancelled():
+                raise LintCancelled
             try:
                 found = analyze(launch, cfg.settings, options, fileset)
             except Exception as exc:  # noqa: BLE001 - errors are values

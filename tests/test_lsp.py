@@ -409,9 +409,9 @@ def test_hover_on_a_finding_and_on_a_suppression_code(client: Client, tmp_path: 
     assert nothing is None
 
 
-def _big(tag: str) -> str:
+def _big(tag: str, count: int = 120) -> str:
     doc = FIXABLE.replace("name: qwen", f"name: qwen-{tag}-{{i}}")
-    return "---\n".join(doc.replace("{i}", str(i)) for i in range(120))
+    return "---\n".join(doc.replace("{i}", str(i)) for i in range(count))
 
 
 def test_debounce_lints_the_latest_text_once(client: Client, tmp_path: Path) -> None:
@@ -454,6 +454,41 @@ def test_an_edit_during_a_running_lint_ends_with_the_latest_text(client: Client,
         published = client.diagnostics(uri)
     assert published["version"] == 3
     assert len(published["diagnostics"]) < 10  # the small document's findings
+
+
+def test_an_edit_during_a_long_lint_abandons_the_stale_run(client: Client,
+                                                          tmp_path: Path) -> None:
+    """An edit while a long lint runs stops that run before it has analysed every launch: it
+    publishes nothing, and the latest text's run starts next (the server's own event log, read
+    through `mgpu-lint.stats`, gives the order and how far the stale run got)."""
+    uri = (tmp_path / "long.yaml").as_uri()
+    client.open(uri, FIXABLE, "yaml")
+    count = 800  # Deployments: a lint of several hundred milliseconds even on a fast machine
+    client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2},
+                                             "contentChanges": [{"text": _big("c", count)}]})
+
+    def stats() -> dict[str, Any]:
+        return client.request("workspace/executeCommand", {"command": "mgpu-lint.stats"})
+
+    deadline = time.monotonic() + TIMEOUT
+    while True:  # until the run of version 2 is analysing its launches
+        running = stats()["running"]
+        if running is not None and running[:2] == [uri, 2] and running[2] >= 2:
+            break
+        assert time.monotonic() < deadline, "the lint of version 2 never reached a launch"
+        time.sleep(0.005)
+    latest = FIXABLE.replace("name: qwen", "name: qwen-latest")  # not the cached text
+    client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 3},
+                                             "contentChanges": [{"text": latest}]})
+    published = client.diagnostics(uri)  # the outdated text's diagnostics never come first
+    assert published["version"] == 3
+    assert {d["code"] for d in published["diagnostics"]} == {"MG004", "MG013", "MG702",
+                                                              "MG703"}
+    events = [e for e in stats()["log"] if e[1] == uri]
+    assert [(e[0], e[2]) for e in events] == [
+        ("start", 2), ("cancelled", 2), ("start", 3), ("done", 3)]
+    checked = events[1][3]  # one check once the text is read, then one before each launch
+    assert 2 <= checked < count + 1  # stopped between launches, some left unanalysed
 
 
 def test_config_change_on_disk_is_reapplied(client: Client, tmp_path: Path) -> None:

@@ -340,6 +340,39 @@ def test_rule_all_and_json(capsys) -> None:
     assert len(json.loads(out)) == len(ALL)
 
 
+def test_rules_json_links_follow_the_configured_docs_url(capsys, tmp_path, monkeypatch) -> None:
+    """`rules`/`rule` JSON give each rule's page as the lint report's JSON does: the
+    configuration's docs-url (the one closest to the working directory, or --config), else
+    the page shipped with the package."""
+    from mgpu_lint.report.rule_pages import page_file
+
+    monkeypatch.chdir(tmp_path)
+    shipped = page_file("MG101")
+    assert shipped is not None
+    _, out, _ = run(capsys, "rules", "--output-format", "json")
+    assert {d["code"]: d["url"] for d in json.loads(out)}["MG101"] == shipped.as_uri()
+    (tmp_path / ".mgpu-lint.toml").write_text('docs-url = "https://docs.example.org/r/{code}"\n')
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")  # the closest configuration is the parent's
+    _, out, _ = run(capsys, "rules", "--output-format", "json")
+    urls = {d["code"]: d["url"] for d in json.loads(out)}
+    assert urls["MG101"] == "https://docs.example.org/r/MG101"
+    assert all(u == f"https://docs.example.org/r/{c}" for c, u in urls.items())
+    _, out, _ = run(capsys, "rule", "MG004", "--output-format", "json")
+    assert json.loads(out)["url"] == "https://docs.example.org/r/MG004"
+    # lint JSON from the same directory links the same page
+    (tmp_path / "sub" / "a.sh").write_text(BAD_SH)
+    _, out, _ = run(capsys, "--output-format", "json", "a.sh")
+    assert {f["url"] for f in json.loads(out)["findings"]} == {"https://docs.example.org/r/MG003"}
+    other = tmp_path / "other.toml"
+    other.write_text('docs-url = "https://other.example.org/mgpu"\n')
+    _, out, _ = run(capsys, "rule", "--all", "--format", "json", "--config", str(other))
+    assert json.loads(out)[0]["url"] == "https://other.example.org/mgpu/MG000.md"
+    other.write_text('docs-url = "ftp://nowhere"\n')
+    code, out, err = run(capsys, "rules", "--output-format", "json", "--config", str(other))
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and "docs-url" in err
+
+
 def test_help_has_one_look(capsys) -> None:
     for argv in (["--help"], ["check", "-h"], ["plan", "--help"], ["rule", "-h"],
                  ["launches", "--help"]):

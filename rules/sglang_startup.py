@@ -163,7 +163,9 @@ def dp_attention_not_dividing_tp(d: Deployment) -> Iterator[Finding]:
 
 @rule("MG823", "nodes-without-init-address", Severity.ERROR,
       "a multi-node SGLang launch without --dist-init-addr",
-      needs={SGLANG_ARGS}, reads=("nnodes", "dist_init_addr"))
+      # only whether --dist-init-addr is given matters: its value ($(LWS_LEADER_ADDRESS):…)
+      # may stay unresolved without silencing the rule
+      needs={SGLANG_ARGS}, reads=("nnodes",))
 def nodes_without_init_address(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds `--nnodes` above 1 without `--dist-init-addr` (or its alias

@@ -93,6 +93,10 @@ def test_layout_and_commands() -> None:
     assert (lay["need"], lay["gpus"], lay["tp"], lay["pp"], lay["dp"]) == (3, 4, 4, 1, 2)
     assert p["commands"]["vllm"] == [
         "vllm serve meta-llama/Llama-3.1-70B-Instruct -tp 4 -dp 2 --max-model-len 8192"]
+    # the same two replicas of tp 4 as SGLang places them (dp rank r from GPU r x tp x pp)
+    assert p["commands"]["sglang"] == [
+        "python3 -m sglang.launch_server --model-path meta-llama/Llama-3.1-70B-Instruct"
+        " --tp-size 4 --dp-size 2 --context-length 8192 --host 0.0.0.0 --port 30000"]
     assert len(p["commands"]["llama_server"]) == 2
     assert p["all_reduce"]["tp"] == 4
     # the table's 4, the layout's "needs 3" and the commands' 8 GPUs, in one sentence
@@ -127,6 +131,11 @@ def test_multi_node_commands_and_served_name() -> None:
          "--nnodes 2 --node-rank 0 --master-addr 10.0.0.1"),
         ("vllm serve meta-llama/Llama-3.1-405B-Instruct-FP8 -tp 8 -pp 2 --max-model-len 8192 "
          "--nnodes 2 --node-rank 1 --master-addr 10.0.0.1 --headless")]
+    # SGLang: tp inside a node, pp across nodes; every rank names node 0's address and port
+    assert p["commands"]["sglang"] == [
+        ("python3 -m sglang.launch_server --model-path meta-llama/Llama-3.1-405B-Instruct-FP8"
+         " --tp-size 8 --pp-size 2 --context-length 8192 --host 0.0.0.0 --port 30000"
+         f" --nnodes 2 --node-rank {rank} --dist-init-addr 10.0.0.1:20000") for rank in (0, 1)]
     assert p["commands"]["llama_server"] == []
     assert "ceil((weights + KV cache) / usable memory per GPU) = 8 GPU(s)" in p["counts_note"]
 
@@ -135,23 +144,85 @@ def test_quantize_online_and_gguf_names() -> None:
     p = run("--model", "Llama-3.1-70B", "--bits", "8")
     assert "--quantization fp8" in p["commands"]["vllm"][0]
     assert "Llama-3.1-70B-Instruct-Q8_0.gguf" in p["commands"]["llama_server"][0]
+    assert "--quantization fp8" in p["commands"]["sglang"][0]
     g = run("--model", "Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf")
     assert g["precision"]["bits"] == 4.8944
     assert g["commands"]["vllm"][0].startswith("vllm serve meta-llama/Llama-3.1-8B-Instruct")
     assert "Llama-3.1-8B-Instruct-Q4_K_M.gguf" in g["commands"]["llama_server"][0]
 
 
+PLANS = (["--model", "Llama-3.1-70B"], ["--model", "Llama-3.1-8B"],
+         ["--model", "meta-llama/Llama-3.1-405B-Instruct-FP8", "--nodes", "2"],
+         ["--model", "Qwen/Qwen3-235B-A22B-FP8"], ["--model", "openai/gpt-oss-120b"])
+# more layouts for the SGLang commands: pp and replicas on one node, online FP8, dtypes
+SGLANG_PLANS = PLANS + (
+         ["--model", "Qwen/Qwen2.5-32B-Instruct", "--bits", "4.5", "--gpu", "rtx-4090",
+          "--gpus-per-node", "4"],
+         ["--model", "Llama-3.1-70B", "--bits", "8"],
+         ["--model", "Llama-3.1-8B", "--dtype", "float16", "--kv-cache-dtype", "fp8_e4m3"])
+
+NO_SGLANG = (["--model", "Qwen/Qwen3-235B-A22B-FP8"],)
+
+
 def test_suggested_commands_lint_clean() -> None:
     from mgpu_lint.runner import Options, lint
 
-    for args in (["--model", "Llama-3.1-70B"], ["--model", "Llama-3.1-8B"],
-                 ["--model", "meta-llama/Llama-3.1-405B-Instruct-FP8", "--nodes", "2"],
-                 ["--model", "Qwen/Qwen3-235B-A22B-FP8"], ["--model", "openai/gpt-oss-120b"]):
+    for args in SGLANG_PLANS:
         commands = run(*args)["commands"]
-        for command in commands["vllm"] + commands["llama_server"]:
+        assert bool(commands["sglang"]) == (args not in NO_SGLANG), args
+        llama = commands["llama_server"] if args in PLANS else []
+        for command in commands["vllm"] + commands["sglang"] + llama:
             findings = lint([], Options(), command=command).findings
             bad = [(f.code, f.message) for f in findings if f.severity.value != "info"]
             assert bad == [], command
+
+
+def _compose(command: str, release: str, gpus: int) -> str:
+    return (f"services:\n  sglang:\n    image: lmsysorg/sglang:v{release}\n"
+            f"    command: {command}\n    ipc: host\n"
+            "    deploy:\n      resources:\n        reservations:\n          devices:\n"
+            f"            - {{driver: nvidia, count: {gpus}, capabilities: [gpu]}}\n")
+
+
+@pytest.mark.parametrize("release", ["0.5.5", "0.5.23"])
+def test_sglang_commands_fill_the_node_as_sglang_places_them(tmp_path, release: str) -> None:
+    # each suggested SGLang command in a container with the plan's GPUs per node is clean;
+    # one GPU fewer and SGLang's placement (MG101) says a scheduler has no GPU — where the
+    # release's placement is known (dp replicas: 0.5.5)
+    from mgpu_lint.runner import Options, lint
+
+    short_seen = 0
+    for args in SGLANG_PLANS:
+        p = run(*args)
+        per_node = p["layout"]["gpus_per_node"]
+        for i, command in enumerate(p["commands"]["sglang"]):
+            path = tmp_path / f"compose-{len(args)}-{i}.yaml"
+            path.write_text(_compose(command, release, per_node))
+            findings = lint([str(path)], Options()).findings
+            bad = [(f.code, f.message) for f in findings if f.severity.value != "info"]
+            assert bad == [], command
+            path.write_text(_compose(command, release, per_node - 1))
+            codes = {f.code for f in lint([str(path)], Options()).findings}
+            if "--dp-size" not in command or release == "0.5.5":
+                assert "MG101" in codes, command
+                short_seen += 1
+    assert short_seen >= 2
+
+
+@pytest.mark.parametrize(("args", "note"), [
+    (["--model", "Llama-3.1-8B", "--kv-cache-dtype", "fp8"],
+     "no SGLang command: SGLang 0.5.23 has no --kv-cache-dtype fp8"),
+    # Gemma 3's SGLang class takes no pp_proxy_tensors: SGLang refuses --pp-size 2
+    (["--model", "google/gemma-3-27b-it", "--bits", "4.5", "--gpu", "rtx-4090",
+      "--gpus-per-node", "2"],
+     "no SGLang command: the layout uses pp 2"),
+    # tp 8 splits each expert's 1536 rows into 192, not a multiple of the FP8 block of 128
+    (["--model", "Qwen/Qwen3-235B-A22B-FP8"], "no SGLang command: at tp 8"),
+])
+def test_no_sglang_command_where_sglang_would_refuse(args: list[str], note: str) -> None:
+    p = run(*args)
+    assert p["commands"]["sglang"] == [] and p["commands"]["vllm"]
+    assert any(n.startswith(note) for n in p["notes"]), p["notes"]
 
 
 @pytest.mark.parametrize(("args", "message"), [

@@ -3,8 +3,8 @@
 The sizing counts the GPUs for the weights plus the KV cache of the stated users × context
 (``sizing.memory.gpus_needed``: ceil(total / usable per GPU)); the layout chooses TP/PP/DP from the
 weights alone, keeping 40% of each GPU for the KV cache (``sizing.layout.choose_layout``). Both are
-printed, with the reason when they differ, followed by `vllm serve` and `llama-server` commands for
-the chosen layout.
+printed, with the reason when they differ, followed by `vllm serve`, SGLang
+(`python3 -m sglang.launch_server`) and `llama-server` commands for the chosen layout.
 """
 
 from __future__ import annotations
@@ -21,6 +21,19 @@ if TYPE_CHECKING:
 
 DEFAULT_GPU = "h100-sxm"
 MASTER_ADDR = "10.0.0.1"  # placeholder address of node 0 in the suggested multi-node commands
+# SGLang's --dist-init-addr port on node 0 (any free port: PortArgs.init_new takes the ports
+# after it for its own sockets, sglang/srt/server_args.py, 0.5.23); far from --port 30000
+SGLANG_DIST_PORT = 20000
+SGLANG_PORT = 30000  # ServerArgs.port's default (sglang/srt/server_args.py, 0.5.5 and 0.5.23)
+# Catalog families whose SGLang model class runs pipeline parallel: ModelRunner asserts the
+# model's forward takes `pp_proxy_tensors` ("Pipeline Parallel is not compatible with this
+# model", sglang/srt/model_executor/model_runner.py, 0.5.23; the same test in 0.5.5).  Read in
+# sglang/srt/models/ of both releases: LlamaForCausalLM and Phi3ForCausalLM (llama.py),
+# Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, GptOssForCausalLM,
+# MixtralForCausalLM, DeepseekV2/V3ForCausalLM (deepseek_v2.py) take it; the Gemma, Granite
+# and Llama 4 classes do not (and "mistral" holds Mistral3ForConditionalGeneration too).
+SGLANG_PP_FAMILIES = frozenset({"llama", "phi3", "qwen2", "qwen3", "qwen3-moe", "gpt-oss",
+                                "mixtral", "deepseek_v2", "deepseek-v3"})
 DECODE_BATCH = 64  # decode batch of the all-reduce estimate (sizing/interconnect.py)
 # GGUF file type suggested for a bit width (largest whose base type fits the bits).
 GGUF_BY_BITS = ((16.0, "BF16"), (8.0, "Q8_0"), (6.0, "Q6_K"), (5.0, "Q5_K_M"), (4.0, "Q4_K_M"),
@@ -148,7 +161,11 @@ def compute_plan(inp: PlanInput) -> dict[str, Any]:
             "pcie_gen": gpu.pcie_gen,
             "weight_read_ms_per_gpu": decode_read_time(weights, bandwidth, layout.gpus) * 1e3,
         }
+    sglang, why_not = _sglang_commands(shape, precision, inp, layout)
+    if why_not:
+        plan["notes"].append(why_not)
     plan["commands"] = {"vllm": _vllm_commands(shape, precision, inp, layout),
+                        "sglang": sglang,
                         "llama_server": _llama_commands(shape, precision, inp, layout)}
     plan["vllm_budget"] = _vllm_budget(plan["commands"]["vllm"], gpu, inp)
     return plan
@@ -272,6 +289,85 @@ def _vllm_commands(shape: ModelShape, precision: Precision, inp: PlanInput,
             for rank in range(nnodes)]
 
 
+def _sglang_commands(shape: ModelShape, precision: Precision, inp: PlanInput,
+                     layout: Layout) -> tuple[list[str], str | None]:
+    """`python3 -m sglang.launch_server` for the layout, and why none is printed when SGLang
+    cannot take the plan's options.
+
+    Flags as SGLang 0.5.5's and 0.5.23's ServerArgs.add_cli_args spell them (the catalogs in
+    linter/catalog/flags/sglang-*.json).  Placement follows SGLang's own loop
+    (linter/facts/sglang_layout.py): one node runs tp/(nnodes per tp group) × pp-per-node GPUs
+    per engine, and --dp-size engines (replicas, no --enable-dp-attention) start at GPU
+    r × tp × pp (data_parallel_controller.py launch_dp_schedulers, 0.5.5 and 0.5.23), so the
+    replicas of a node fill its GPUs.  Replicas never span nodes: "multi-node data-parallel
+    replicas are not supported" (arg_groups/validation_hook.py check_server_args, 0.5.23;
+    server_args.py check_server_args, 0.5.5) — across nodes the command is one replica, as
+    the vLLM one is.  Not printed: --enable-dp-attention (which models support it was not
+    read) and --ep-size (SGLang's expert parallel depends on the MoE runner and all-to-all
+    backend: arg_groups/moe_hook.py, 0.5.23); without them the MoE layers are sharded by tp.
+    """
+    from ..engines.catalog import sglang_catalog
+    from ..sizing.memory import derived_max_model_len
+
+    if not layout.fits:
+        return [], None
+    catalog = sglang_catalog()
+    for flag, value in (("--dtype", inp.dtype), ("--kv-cache-dtype", inp.kv_cache_dtype)):
+        match = catalog.lookup(flag) if value else None
+        if match is not None and match.option.choices is not None and \
+                value not in match.option.choices:
+            return [], (f"no SGLang command: SGLang {catalog.version} has no {flag} {value}"
+                        f" (it takes {', '.join(match.option.choices)})")
+    served, prequantized = _served_model(shape, precision, inp.model)
+    if layout.pp > 1 and shape.family not in SGLANG_PP_FAMILIES:
+        return [], (f"no SGLang command: the layout uses pp {layout.pp}, and SGLang runs "
+                    "pipeline parallel only for models whose implementation takes it "
+                    "(sglang/srt/model_executor/model_runner.py: \"Pipeline Parallel is not "
+                    "compatible with this model\"); it was not found for this model")
+    fp8_stored = (prequantized and precision.bits == 8) or "fp8" in (shape.quantization or "")
+    if shape.is_moe and layout.tp > 1 and fp8_stored:
+        # without expert parallel each expert's weights are split over tp, and a block-FP8
+        # checkpoint raises unless intermediate / tp is a multiple of its block
+        # (layers/quantization/fp8.py Fp8MoEMethod.create_weights, 0.5.23); the block size is
+        # not in the catalog, and SGLang's --ep-size depends on its MoE backends
+        return [], (f"no SGLang command: at tp {layout.tp} SGLang splits each expert of an FP8 "
+                    "checkpoint over the GPUs, which a block-quantized checkpoint may refuse "
+                    "(layers/quantization/fp8.py), and its expert-parallel options depend on "
+                    "the MoE backend")
+    args = ["python3", "-m", "sglang.launch_server", "--model-path", served]
+    if layout.tp > 1:
+        args += ["--tp-size", str(layout.tp)]
+    if layout.pp > 1:
+        # pp > 1 turns SGLang's overlap schedule off by itself (arg_groups/overrides.py
+        # _pipeline_parallel_overlap_disable, 0.5.23; server_args.py, 0.5.5)
+        args += ["--pp-size", str(layout.pp)]
+    multi_node = layout.gpus > inp.gpus_per_node
+    replicas_per_node = 1 if multi_node else inp.gpus_per_node // layout.gpus
+    if replicas_per_node > 1:
+        args += ["--dp-size", str(replicas_per_node)]
+    if precision.bits == 8 and shape.weight_bits > 8 and not prequantized:
+        # online FP8 (QUANTIZATION_CHOICES: server_args.py 0.5.5, arg_groups/choices.py 0.5.23)
+        args += ["--quantization", "fp8"]
+    if inp.dtype:
+        args += ["--dtype", inp.dtype]
+    if inp.kv_cache_dtype:
+        args += ["--kv-cache-dtype", inp.kv_cache_dtype]
+    limit = derived_max_model_len(shape)
+    if limit is None or inp.context <= limit:
+        args += ["--context-length", str(inp.context)]
+    args += ["--host", "0.0.0.0", "--port", str(SGLANG_PORT)]
+    if not multi_node:
+        return [" ".join(args)], None
+    # the layout puts tp inside a node and pp across nodes: nnodes = pp, and each node runs
+    # tp / max(nnodes // pp, 1) × max(pp // nnodes, 1) = tp GPUs (_launch_subprocesses,
+    # engine.py 0.5.5; launch_tensor_parallel_group, data_parallel_controller.py 0.5.23);
+    # check_server_args needs tp × pp divisible by nnodes
+    nnodes = layout.pp
+    return [" ".join(args + ["--nnodes", str(nnodes), "--node-rank", str(rank),
+                             "--dist-init-addr", f"{MASTER_ADDR}:{SGLANG_DIST_PORT}"])
+            for rank in range(nnodes)], None
+
+
 def _gguf_type(shape: ModelShape, precision: Precision) -> str:
     if precision.origin == "GGUF type":
         return precision.label
@@ -343,7 +439,8 @@ def render_text(plan: dict[str, Any]) -> str:
     v = plan.get("vllm_budget")
     if v:
         lines.append("  " + _vllm_line(v))
-    commands = plan["commands"]["vllm"] + plan["commands"]["llama_server"]
+    commands = (plan["commands"]["vllm"] + plan["commands"]["sglang"]
+                + plan["commands"]["llama_server"])
     if commands:
         lines += ["", "suggested commands:"] + [f"  {c}" for c in commands]
     if plan["notes"]:

@@ -104,3 +104,36 @@ def test_wrappers(capsys, tmp_path, line):
 
 def test_bash_c_needs_c(capsys, tmp_path):
     assert _launches(capsys, tmp_path, "bash -l -- run.sh vllm serve x\n") == []
+
+
+def test_eval_joins_its_words_and_reads_them_again(capsys, tmp_path):
+    # POSIX eval: the arguments joined with spaces are parsed and expanded a second time, so
+    # the single-quoted "$M" expands on the second reading and $FLAGS' words split again
+    script = (f"M={MODEL}\n"
+              'FLAGS="--tensor-parallel-size 2 --port 8001"\n'
+              """eval vllm serve '"$M"' $FLAGS\n"""
+              """eval exec vllm serve "$M" '--max-model-len 4096'\n""")
+    a, b = _launches(capsys, tmp_path, script)
+    assert _argv(a) == [MODEL, "--tensor-parallel-size", "2", "--port", "8001"]
+    assert a["argv"][0]["at"] == "3:19" and a["argv"][1]["at"] == "2:8"
+    assert _argv(b) == [MODEL, "--max-model-len", "4096"]
+    assert b["argv"][1]["at"] == "4:28" and b["argv"][2]["at"] == "4:44"
+
+
+def test_eval_keeps_unknown_words_unknown(capsys, tmp_path):
+    # `"$X"` unknown: quoted it is one word, the model (MG009 says it is unresolved); on eval's
+    # second reading it is unquoted, so it may be no word or several: no positional model
+    direct = _lint(capsys, tmp_path, 'vllm serve "$X" --tensor-parallel-size 3\n')
+    assert "MG009" in direct and "--model is set from $X" in direct
+    out = _lint(capsys, tmp_path, 'eval vllm serve "$X" --tensor-parallel-size 3\n')
+    assert "MG009" not in out and "MG004" not in out and "MG016" not in out
+
+
+def test_eval_of_an_unrendered_template_is_not_read(capsys, tmp_path):
+    # an operator's Go template around eval (KServe LLMInferenceServiceConfig): the command
+    # exists only after rendering, so neither the joined words nor one string are read
+    several = ('eval "exec vllm serve /mnt/models --served-model-name "{{ .Spec.Model.Name }}" '
+               '{{- if .Spec.P }} --tensor-parallel-size {{ .Spec.P }}{{- end }}"\n')
+    one = 'eval "exec vllm serve /mnt/models {{ if .T }}--tensor-parallel-size {{ .T }}{{ end }}"\n'
+    assert _launches(capsys, tmp_path, several) == []
+    assert _launches(capsys, tmp_path, one) == []

@@ -35,7 +35,7 @@ from ..launch import (
     Port,
 )
 from ..shell import split_commands
-from ..source import CharMap, SourceFile, Span, Word
+from ..source import CharMap, MapBuilder, SourceFile, Span, Word
 from ..records import dataclass
 
 MAX_NESTING = 8  # sh -c inside sh -c …: bounded
@@ -411,11 +411,37 @@ def _shell_c(words: list[Word], scope: Scope) -> Found:
     return search_script(script.text, script, replace(scope, depth=scope.depth + 1))
 
 
+_GO_TEMPLATE = re.compile(r"\{\{.*?\}\}", re.S)
+
+
 def _eval(words: list[Word], scope: Scope) -> Found:
-    """`eval WORDS`: the words joined by spaces are run as shell again."""
-    if len(words) == 2:
-        return search_script(words[1].text, words[1], replace(scope, depth=scope.depth + 1))
-    return find_launches(words[1:], replace(scope, depth=scope.depth + 1))
+    """`eval WORDS`: the words joined by spaces are run as shell again (POSIX XCU `eval`: "The
+    eval utility shall construct a command by concatenating arguments together, separating
+    each with a <space> character. The constructed command shall be read and executed by the
+    shell."), so `eval vllm serve '"$M"' $FLAGS` is parsed, expanded and split a second time,
+    each character still pointing where it was written.  Words whose expansion is unknown keep
+    their `$NAME` text, which the second reading again treats as unknown."""
+    args = words[1:]
+    if not args or any(_GO_TEMPLATE.search(w.text) for w in args):
+        # an unrendered template (KServe's LLMInferenceServiceConfig writes `eval "exec vllm
+        # serve … {{ if .Spec… }} --tensor-parallel-size {{ … }}{{ end }}"`): the command
+        # exists only once the operator renders it, so it is not read
+        return Found()
+    inner = replace(scope, depth=scope.depth + 1)
+    if len(args) == 1:
+        return search_script(args[0].text, args[0], inner)
+    chars: list[str] = []
+    places = MapBuilder()
+    for k, w in enumerate(args):
+        if k:
+            # the separating space: placed in the gap between the two words
+            gap = args[k - 1].span.end
+            chars.append(" ")
+            places.char(gap, max(w.span.start, gap + 1))
+        chars.append(w.text)
+        places.extend(w.cmap, 0, len(w.text))
+    joined = Word("".join(chars), places.build(args[-1].span.end))
+    return search_script(joined.text, joined, inner)
 
 
 # ----------------------------------------------------------------------------- docker run

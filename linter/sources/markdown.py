@@ -50,8 +50,8 @@ def _lines(text: str) -> tuple[list[str], list[int]]:
 
 
 def _blocks(lines: list[str], offsets: list[int]):  # type: ignore[no-untyped-def]
-    """(language, [(line start offset, line text)], index of the opening fence line) for each
-    fenced block."""
+    """(language, [(line start offset, line text)], index of the opening and of the closing
+    fence line) for each fenced block."""
     i = 0
     while i < len(lines):
         m = _FENCE.match(lines[i].rstrip("\r"))
@@ -69,7 +69,7 @@ def _blocks(lines: list[str], offsets: list[int]):  # type: ignore[no-untyped-de
             cut = min(indent, len(stripped) - len(stripped.lstrip(" ")))
             body.append((offsets[j] + cut, stripped[cut:]))
             j += 1
-        yield lang, body, i
+        yield lang, body, i, j
         i = j + 1
 
 
@@ -78,7 +78,7 @@ def fenced_bodies(text: str, read_only: bool = False) -> list[tuple[int, str]]:
     reader reads; MG017 looks for engine names there)."""
     lines, offsets = _lines(text)
     out = []
-    for lang, body, _ in _blocks(lines, offsets):
+    for lang, body, _, _ in _blocks(lines, offsets):
         if read_only and lang and lang not in SHELL_LANGS and lang not in YAML_LANGS:
             continue
         if body:
@@ -99,36 +99,25 @@ _STATED_GPU = re.compile(
 _HEADING = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+\S")
 
 
-def _stated_gpu(source: SourceFile, lines: list[str], offsets: list[int], fence: int
-                ) -> tuple[Located, int] | None:
+def _stated_gpu(source: SourceFile, lines: list[str], offsets: list[int], fence: int,
+                heading: int | None) -> tuple[Located, int] | None:
     """The GPU (and count) the paragraph just before the fence on line ``fence`` names, else the
-    nearest heading above it."""
+    nearest heading above it (line ``heading``, outside any block)."""
     # the paragraph directly before the block (blank lines between are allowed)
     i = fence - 1
     while i >= 0 and not lines[i].strip():
         i -= 1
-    paragraph = []
-    while i >= 0 and lines[i].strip() and not _FENCE.match(lines[i].rstrip("\r")):
-        if _HEADING.match(lines[i]):
-            break
-        paragraph.append(i)
-        i -= 1
-    for k in paragraph:  # the line nearest the block first
-        hit = _gpu_in(source, lines[k], offsets[k], last=True)
+    while i >= 0 and lines[i].strip() and not _FENCE.match(lines[i].rstrip("\r")) \
+            and not _HEADING.match(lines[i]):
+        hit = _gpu_in(source, lines[i], offsets[i])  # the line nearest the block first
         if hit is not None:
             return hit
-    in_fence = False
-    for k in range(fence - 1, -1, -1):
-        # a `#` line inside an earlier fenced block is a shell comment, not a heading
-        if _FENCE.match(lines[k].rstrip("\r")):
-            in_fence = not in_fence
-            continue
-        if not in_fence and _HEADING.match(lines[k]):
-            return _gpu_in(source, lines[k], offsets[k], last=True)
-    return None
+        i -= 1
+    return _gpu_in(source, lines[heading], offsets[heading]) if heading is not None else None
 
 
-def _gpu_in(source: SourceFile, line: str, offset: int, last: bool) -> tuple[Located, int] | None:
+def _gpu_in(source: SourceFile, line: str, offset: int) -> tuple[Located, int] | None:
+    """The last GPU-with-count the line names (nearest the block)."""
     hits = []
     for m in _STATED_GPU.finditer(line):
         name = m.group("name") or m.group("name2")
@@ -139,7 +128,7 @@ def _gpu_in(source: SourceFile, line: str, offset: int, last: bool) -> tuple[Loc
         hits.append((Located(name, Span(offset + start, offset + end), source), count))
     if not hits:
         return None
-    return hits[-1] if last else hits[0]
+    return hits[-1]
 
 
 def _segment(lines: list[tuple[int, str]]) -> Word:
@@ -189,11 +178,17 @@ def transcript(text: str) -> tuple[str, Word | None]:
 
 def extract_markdown(source: SourceFile, result: "FileResult") -> None:
     lines_, offsets = _lines(source.text)
-    for host, (lang, lines, fence) in enumerate(_blocks(lines_, offsets)):
+    heading: int | None = None  # the last heading line outside blocks, seen so far
+    scanned = 0  # lines before this one that lie outside blocks have been looked at
+    for host, (lang, lines, fence, close) in enumerate(_blocks(lines_, offsets)):
+        for k in range(scanned, fence):
+            if _HEADING.match(lines_[k]):
+                heading = k
+        scanned = close + 1
         if not lines:
             continue
         before = len(result.launches)
-        _read_block(source, result, lang, lines, lines_, offsets, fence, host)
+        _read_block(source, result, lang, lines, lines_, offsets, fence, heading, host)
         # YAML (a compose file in a block, a here-document) is on the block's host too
         result.launches[before:] = [
             la if la.context.host is not None else
@@ -203,7 +198,7 @@ def extract_markdown(source: SourceFile, result: "FileResult") -> None:
 
 def _read_block(source: SourceFile, result: "FileResult", lang: str,
                 lines: list[tuple[int, str]], lines_: list[str], offsets: list[int],
-                fence: int, host: int) -> None:
+                fence: int, heading: int | None, host: int) -> None:
     from . import _add, extract_yaml
 
     if lang in SHELL_LANGS or not lang:
@@ -211,7 +206,7 @@ def _read_block(source: SourceFile, result: "FileResult", lang: str,
             lines = _commands_only(lines, _ROOT_PROMPT)
         elif any(_PROMPT.match(line) for _, line in lines):
             lines = _commands_only(lines, _PROMPT)
-        stated = _stated_gpu(source, lines_, offsets, fence)
+        stated = _stated_gpu(source, lines_, offsets, fence, heading)
         context = Context(kind="markdown", host=host,
                           stated_gpu=stated[0] if stated else None,
                           stated_gpu_count=stated[1] if stated else None)

@@ -327,6 +327,7 @@ class GpuFacts:
     count_origin: str = ""  # "nvidia.com/gpu limit", "CUDA_VISIBLE_DEVICES 0,1 of compose …"
     count_span: Span | None = None
     visible: VisibleDevices | None = None  # a list narrowing the container's GPUs
+    per_node_span: Span | None = None  # where the file states the GPUs per node (instance type)
 
     def describe(self) -> str:
         name = self.spec.name if self.spec is not None else "unknown GPU"
@@ -420,8 +421,9 @@ def gpu_facts(launch: Launch, settings: Settings, cli_gpu: str | None,
     request = ctx.gpus
     visible = _visible(launch, request)
     count, count_origin, count_span = _count(request, visible)
+    per_node_span = span if cli_per_node is None and label_count is not None else None
     return GpuFacts(spec, origin, span, assumed, count, request, per_node, stated,
-                    count_origin, count_span, visible)
+                    count_origin, count_span, visible, per_node_span)
 
 
 @dataclass(frozen=True, slots=True)
@@ -432,6 +434,7 @@ class NodeGpus:
     origin: str  # a noun phrase: "the 8 GPUs --nnodes 2 puts on each node", "a node's 8 GPUs"
     unit: str  # "node" or "pod"
     stated: bool  # False: the configured default of GPUs per node
+    span: Span | None = None  # where the file states that count (an instance type, a heading)
 
 
 def node_gpus(lay: Layout, gpu: GpuFacts, ctx: Context) -> NodeGpus:
@@ -455,4 +458,5 @@ def node_gpus(lay: Layout, gpu: GpuFacts, ctx: Context) -> NodeGpus:
         gpus = f"{gpu.count} GPU{'s' if gpu.count != 1 else ''}"
         return NodeGpus(gpu.count, f"the {gpus} each {what} gets ({gpu.count_origin})", "pod",
                         True)
-    return NodeGpus(gpu.per_node, f"a node's {gpu.per_node} GPUs", "node", gpu.per_node_stated)
+    return NodeGpus(gpu.per_node, f"a node's {gpu.per_node} GPUs", "node", gpu.per_node_stated,
+                    gpu.per_node_span)

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import bisect
-import dataclasses
 import math
-from dataclasses import field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +14,7 @@ from .findings import Finding, Severity, internal_error
 from .launch import RPC_SERVER, HpaInfo, Launch, ServiceInfo
 from .resolve import ModelFacts, gpu_facts, layout, model_facts
 from .rules import checks_for
-from .records import dataclass
+from .records import dataclass, field, replace
 
 if TYPE_CHECKING:
     from .config import Settings
@@ -147,7 +145,7 @@ def effective_settings(settings: Settings, options: Options) -> Settings:
     """`--target-version` on the command line outranks the configuration's (DECISIONS
     "Release precedence"): rules that ask whether a release is pinned read it here."""
     if options.target_version and options.target_version != settings.target_version:
-        return dataclasses.replace(settings, target_version=options.target_version)
+        return replace(settings, target_version=options.target_version)
     return settings
 
 

@@ -10,12 +10,11 @@ from __future__ import annotations
 import fnmatch
 import os
 import sys
-from dataclasses import field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal, Mapping
 
 from .policy import MAX_FILE_BYTES
-from .records import dataclass
+from .records import dataclass, field
 
 if TYPE_CHECKING:
     from pydantic import ValidationError

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import field
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from .source import SourceFile, Span
-from .records import dataclass
+from .records import dataclass, field
 
 if TYPE_CHECKING:
     from .fixes import Fix

@@ -7,11 +7,10 @@ Sources (``mgpu_lint.sources``) build these; engines (``mgpu_lint.engines``) par
 from __future__ import annotations
 
 import re
-from dataclasses import field
 from typing import Mapping
 
 from .source import SourceFile, Span, Word
-from .records import dataclass
+from .records import dataclass, field
 
 # Engines
 VLLM = "vllm"

@@ -7,7 +7,6 @@ that file (an internal error the user should report), never a traceback.
 from __future__ import annotations
 
 import os
-from dataclasses import field, replace
 from typing import TYPE_CHECKING, Callable
 
 from .analyze import FileSet, analyze
@@ -19,7 +18,7 @@ from .policy import MAX_FILE_BYTES
 from .prepass import engine_mention, may_matter
 from .source import SourceFile, Span
 from .sources import FileResult, extract
-from .records import dataclass
+from .records import dataclass, field, replace
 
 if TYPE_CHECKING:
     from .config import LoadedConfig

@@ -12,12 +12,11 @@ word's ``unresolved``.
 from __future__ import annotations
 
 import re
-from dataclasses import field
 from functools import lru_cache
 from typing import Callable, Iterator
 
 from .source import CharMap, MapBuilder, Span, VarRef, Word
-from .records import dataclass
+from .records import dataclass, field
 
 Resolver = Callable[[str], "str | None"]
 

@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import bisect
 from array import array
-from dataclasses import field
 from typing import Iterable, Iterator, MutableSequence, Sequence
 
-from .records import dataclass
+from .records import dataclass, field
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,12 +11,11 @@ covers that object's launches.  A directive that covers nothing is reported (MG0
 from __future__ import annotations
 
 import re
-from dataclasses import field
 from typing import Callable
 
 from .findings import Finding, Severity
 from .source import SourceFile, Span
-from .records import dataclass
+from .records import dataclass, field
 
 _DIRECTIVE = re.compile(r"#\s*mgpu-lint:\s*(disable-file|disable)\s*=\s*([A-Za-z0-9, ]+)")
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import inspect
+import sys
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from mgpu_lint.findings import Finding, Severity
@@ -54,12 +54,33 @@ class Rule:
         return rule_href(self.code, docs_url)
 
 
+def cleandoc(doc: str) -> str:
+    """``inspect.cleandoc``: the first line stripped, the others' common indentation removed,
+    blank lines at both ends dropped.  Written out because importing ``inspect`` (with ``ast``,
+    ``dis`` and ``tokenize``) costs ~5 ms of a one-file lint's start-up (issue 19);
+    tests/test_rule_table.py checks it against ``inspect.cleandoc`` on every rule."""
+    lines = doc.expandtabs().split("\n")
+    margin = sys.maxsize
+    for line in lines[1:]:
+        content = len(line.lstrip())
+        if content:
+            margin = min(margin, len(line) - content)
+    lines[0] = lines[0].lstrip()
+    if margin < sys.maxsize:
+        lines[1:] = [line[margin:] for line in lines[1:]]
+    while lines and not lines[-1]:
+        lines.pop()
+    while lines and not lines[0]:
+        lines.pop(0)
+    return "\n".join(lines)
+
+
 def rule(code: str, name: str, severity: Severity, summary: str, *,
          needs: Iterable[str] = (), reads: Iterable[str] = ()) -> Callable[[Check], Rule]:
     """Decorator: the function's docstring is the rule's explanation (``mgpu-lint rule CODE``)."""
 
     def wrap(fn: Check) -> Rule:
-        return Rule(code, name, severity, summary, inspect.cleandoc(fn.__doc__ or ""), fn,
+        return Rule(code, name, severity, summary, cleandoc(fn.__doc__ or ""), fn,
                     frozenset(needs), tuple(reads))
 
     return wrap
@@ -67,5 +88,5 @@ def rule(code: str, name: str, severity: Severity, summary: str, *,
 
 def reader_rule(code: str, name: str, severity: Severity, summary: str, explanation: str, *,
                 reads: Iterable[str] = ()) -> Rule:
-    return Rule(code, name, severity, summary, inspect.cleandoc(explanation), None,
+    return Rule(code, name, severity, summary, cleandoc(explanation), None,
                 frozenset(), tuple(reads))

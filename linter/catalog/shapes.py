@@ -11,18 +11,17 @@ The tests validate every built-in entry that way and require the same result as 
 
 from __future__ import annotations
 
-import dataclasses
 import typing
-from dataclasses import field
 from functools import cache
 from typing import Any
 
 from .data import _catalog, _read
 from .precision import Precision, dtype_bits
-from ..records import dataclass
+from .. import records
+from ..records import dataclass, field
 
 
-def _bound(default: Any = dataclasses.MISSING, description: str | None = None,
+def _bound(default: Any = records.MISSING, description: str | None = None,
            **limits: float) -> Any:
     """A field with pydantic bounds (``gt``/``ge``) that only ``validate_*`` apply."""
     meta: dict[str, Any] = dict(limits)
@@ -215,7 +214,7 @@ def _conversions(cls: type) -> tuple[frozenset[str], frozenset[str]]:
     """The fields of ``cls`` whose JSON form needs converting: floats (JSON integers become
     floats, as pydantic makes them) and tuples (JSON lists)."""
     floats, tuples = set(), set()
-    for f in dataclasses.fields(cls):
+    for f in records.fields(cls):
         ann = str(f.type)
         if ann.startswith("float"):
             floats.add(f.name)
@@ -266,11 +265,11 @@ def _schema(cls: type) -> Any:
 
     hints = typing.get_type_hints(cls)
     fields: dict[str, Any] = {}
-    for f in dataclasses.fields(cls):
+    for f in records.fields(cls):
         ann = hints[f.name]
         if f.name == "rope_scaling":
             ann = _schema(RopeScaling) | None
-        default = ... if f.default is dataclasses.MISSING else f.default
+        default = ... if f.default is records.MISSING else f.default
         fields[f.name] = (ann, Field(default, **f.metadata))
     validators: dict[str, Any] = {}
     if cls is ModelShape:
@@ -286,7 +285,7 @@ def _schema(cls: type) -> Any:
 
 
 def _from_schema(cls: type, model: Any) -> Any:
-    values = {f.name: getattr(model, f.name) for f in dataclasses.fields(cls)}
+    values = {f.name: getattr(model, f.name) for f in records.fields(cls)}
     if cls is ModelShape and values["rope_scaling"] is not None:
         values["rope_scaling"] = RopeScaling(**values["rope_scaling"].model_dump())
     return cls(**values)
@@ -305,4 +304,4 @@ def validate_gpu(data: dict[str, Any]) -> GpuSpec:
 
 def as_dict(entry: ModelShape | GpuSpec) -> dict[str, Any]:
     """An entry's fields (nested RopeScaling as a dict), to merge configured fields into."""
-    return dataclasses.asdict(entry)
+    return records.asdict(entry)

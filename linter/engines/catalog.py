@@ -38,13 +38,12 @@ import bisect
 import json
 import re
 from collections import Counter
-from dataclasses import replace
 from functools import cache
 from typing import Any, Literal, NamedTuple
 
 from ..catalog.data import read_text
 from ..versions import version_key
-from ..records import dataclass
+from ..records import dataclass, replace
 
 ValueType = Literal[
     "flag",  # no value (a boolean set by its spelling)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import field
 from functools import lru_cache
 from operator import methodcaller
 from typing import TYPE_CHECKING, Any, Literal
@@ -23,7 +22,7 @@ from ..findings import Finding, Related, Severity
 from ..fixes import split_glued
 from ..source import Span, VarRef, Word
 from .catalog import FlagCatalog, OptionSpec
-from ..records import dataclass
+from ..records import dataclass, field
 
 if TYPE_CHECKING:
     from ..fixes import Fix

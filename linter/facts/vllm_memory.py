@@ -8,7 +8,6 @@ vLLM's own, per release); this module joins it to the launch's settings, model a
 from __future__ import annotations
 
 import math
-from dataclasses import field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -20,7 +19,7 @@ from ..sizing.display import fixed, gb, gib, percent
 from ..sizing.vllm_budget import largest_stage
 from ..sizing.vllm_launch import LaunchMemory, context_parallel_valid, launch_memory, log_lines
 from ..versions import version_key
-from ..records import dataclass
+from ..records import dataclass, field
 
 if TYPE_CHECKING:
     from ..catalog.knowledge import GpuSpec, ModelShape

@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import re
-from dataclasses import field, replace
 
 from ..findings import Finding, Severity
 from ..launch import Context, HpaInfo, Launch, Located, ServiceInfo
@@ -25,7 +24,7 @@ from .kubernetes import extract_object, is_kubernetes
 from .operators import extract_kubeai_models_values, is_kubeai_models_values
 from .prodstack import extract_stack_values, is_stack_values
 from .yamlnodes import Doc
-from ..records import dataclass
+from ..records import dataclass, field, replace
 
 
 @dataclass(slots=True)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import field, replace
 from typing import Callable, Mapping
 
 from .. import images
@@ -36,7 +35,7 @@ from ..launch import (
 )
 from ..shell import split_commands
 from ..source import CharMap, MapBuilder, SourceFile, Span, Word
-from ..records import dataclass
+from ..records import dataclass, field, replace
 
 MAX_NESTING = 8  # sh -c inside sh -c …: bounded
 

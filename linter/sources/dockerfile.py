@@ -17,13 +17,12 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from dataclasses import field, replace
 
 from ..launch import Context, EnvVar, Located
 from ..safeio import SideFileError, is_regular_file, read_text, side_finding
 from ..source import CharMap, MapBuilder, SourceFile, Word
 from .commandline import Found, Scope, find_launches, launch_from_image, search_script
-from ..records import dataclass
+from ..records import dataclass, field, replace
 
 _INSTR = re.compile(r"^\s*([A-Za-z]+)(\s+|$)")
 _ESCAPE_DIRECTIVE = re.compile(r"^#\s*escape\s*=\s*([\\`])\s*$", re.I)

@@ -48,7 +48,6 @@ user's and are not part of the launch.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import Any
 
 from .. import images
@@ -58,6 +57,7 @@ from ..shell import split_commands
 from ..source import CharMap, Span, VarRef, Word
 from .commandline import Found, compose_word
 from .yamlnodes import Doc, get, get_str, is_map, is_scalar, is_seq, items, key_node
+from ..records import replace
 
 LLMISVC_API = "serving.kserve.io/"
 LLMISVC_KINDS = ("LLMInferenceService",)

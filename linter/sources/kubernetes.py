@@ -10,7 +10,6 @@ runs the string.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import Any
 
 from ..launch import Context, EnvVar, GpuRequest, HpaInfo, Located, Port, ServiceInfo
@@ -30,6 +29,7 @@ from .yamlnodes import (
     str_map,
     with_template_refs,
 )
+from ..records import replace
 
 GPU_RESOURCES = {"nvidia.com/gpu": "nvidia", "amd.com/gpu": "amd"}
 TPU_RESOURCE = "google.com/tpu"

@@ -18,7 +18,6 @@ the machine has, not what each alternative uses.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..catalog import knowledge
@@ -26,6 +25,7 @@ from ..launch import Context, Located
 from ..source import CharMap, MapBuilder, SourceFile, Span, Word
 from .commandline import Scope, search_script
 from .yamlnodes import Doc
+from ..records import replace
 
 if TYPE_CHECKING:
     from . import FileResult

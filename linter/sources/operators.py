@@ -17,7 +17,6 @@ each ``spec.args`` item), so findings point where the user writes the value.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import Any
 
 from ..launch import (
@@ -32,6 +31,7 @@ from ..launch import (
 from ..source import MapBuilder, VarRef, Word
 from .commandline import Found, Scope, gpus_from_visible_devices, search_script
 from .yamlnodes import Doc, get, get_str, is_scalar, is_seq, pairs
+from ..records import replace
 
 KUBEAI_API = "kubeai.org/"
 # <vendor>-gpu-<type>:<count>; `cpu:N` is CPU cores, google-tpu-… a TPU slice (no GPU)

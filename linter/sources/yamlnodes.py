@@ -7,12 +7,11 @@ file (a Markdown block), the map back to the file, so every Segment and Span is 
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import Any, Iterator
 
 from ..source import CharMap, Segment, SourceFile, Span, VarRef, Word
 from ..yamlsrc import scalar_segment
-from ..records import dataclass
+from ..records import dataclass, replace
 
 MAX_VISITS = 200_000  # alias-heavy documents: bounded walks
 

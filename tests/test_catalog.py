@@ -318,6 +318,10 @@ def test_weight_precision_order() -> None:
     assert k.weight_precision(awq.shape, hint=awq.precision).origin == "model name"
     int8 = k.resolve_model("Qwen/Qwen2.5-7B-Instruct-GPTQ-Int8")
     assert k.weight_precision(int8.shape, quantization="gptq", hint=int8.precision).bits == 8
+    # a name stating both AWQ and INT4 is an AWQ checkpoint; GPTQ-Int4 keeps the INT4 label
+    assert k.resolve_model("hugging-quants/Meta-Llama-3.1-8B-Instruct-AWQ-INT4").precision.label \
+        == "AWQ 4-bit"
+    assert k.resolve_model("Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4").precision.label == "INT4"
     assert k.weight_precision(llama, bits=4.5).bits == 4.5
     assert k.weight_precision().bits == 16
 
@@ -631,6 +635,7 @@ def test_config_models_match_their_configs(model: str) -> None:
     ("unsloth/Qwen3-14B-unsloth-bnb-4bit", "Qwen/Qwen3-14B", 4.0),
     ("unsloth/Llama-3.2-3B-Instruct-unsloth-bnb-4bit", "meta-llama/Llama-3.2-3B-Instruct", 4.0),
     ("Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4", "Qwen/Qwen2.5-7B-Instruct", 4.0),
+    ("hugging-quants/Meta-Llama-3.1-70B-Instruct-AWQ-INT4", "meta-llama/Llama-3.1-70B-Instruct", 4.0),
     ("bartowski/Qwen_Qwen3-4B-GGUF:Q4_K_M", "Qwen/Qwen3-4B", 4.8944),
     ("bartowski/meta-llama_Llama-3.3-70B-Instruct-GGUF", "meta-llama/Llama-3.3-70B-Instruct",
      None),

@@ -170,3 +170,20 @@ def test_prefill_context_parallel_forward_runs_on_each_ranks_share() -> None:
     # an unmeasured NCCL group (pcp without tp) takes the smaller class and widens the allowance
     assert vb.non_torch_bytes(1, 1, 2) == vb.NON_TORCH_PP_ONLY
     assert vb.PCP_NON_TORCH_SPREAD == vb.NON_TORCH_TP - vb.NON_TORCH_PP_ONLY > 0
+
+
+def test_awq_int4_names_keep_awqs_zero_points(capsys: pytest.CaptureFixture[str]) -> None:
+    # hugging-quants' "-AWQ-INT4" is an AutoAWQ checkpoint: vLLM 0.30.0 loads a 4-bit zero point
+    # per group of 128 beside each 16-bit scale (auto_awq.py create_weights "qzeros"), so it
+    # weighs what the plain "-AWQ" name weighs, and more than a GPTQ-Int4 name by those zeros
+    def weights(model: str) -> int:
+        dep = _json(capsys, "--gpu", "H100", "--command",
+                    f"vllm serve {model} --tensor-parallel-size 2 --max-model-len 16384")
+        return dep["memory"]["weights_bytes_per_gpu"]
+
+    awq_int4 = weights("hugging-quants/Meta-Llama-3.1-70B-Instruct-AWQ-INT4")
+    assert awq_int4 == weights("someone/Llama-3.1-70B-Instruct-AWQ")
+    gptq = weights("someone/Llama-3.1-70B-Instruct-GPTQ-Int4")
+    # the quantized linear layers: everything but the two 128,256 x 8192 tables, split over tp 2
+    linear = (70553706496 - 2 * 128256 * 8192) / 2
+    assert abs((awq_int4 - gptq) - linear * 4 / 128 / 8) / (linear * 4 / 128 / 8) < 0.01

@@ -59,13 +59,19 @@ def _other_checkpoint(name: str) -> bool:
     return False
 
 
+# The first row whose words the name holds wins.  AWQ comes before the bare bit widths so that
+# hugging-quants' "-AWQ-INT4" names keep AWQ's zero points in the weight budget: vLLM 0.30.0
+# allocates, beside the 16-bit scales, a 4-bit zero point per group of 128 for every output
+# column (quantization/auto_awq.py AutoAWQMarlinLinearMethod.create_weights, "qzeros"), which
+# sizing/vllm_budget.py linear_bits counts for the "awq" method only.  It stays after the 8-bit
+# rows: AutoAWQ checkpoints are 4-bit, and a name saying 8 bits is taken at its word.
 _NAME_HINTS: tuple[tuple[frozenset[str], float, str], ...] = (
     (frozenset({"mxfp4"}), 4.25, "MXFP4"),
     (frozenset({"nvfp4", "fp4"}), 4.5, "NVFP4"),
     (frozenset({"int8", "w8a8", "w8a16", "8bit"}), 8.0, "INT8"),
     (frozenset({"fp8"}), 8.0, "FP8"),
-    (frozenset({"int4", "w4a16", "4bit"}), 4.0, "INT4"),
     (frozenset({"awq"}), 4.0, "AWQ 4-bit"),
+    (frozenset({"int4", "w4a16", "4bit"}), 4.0, "INT4"),
     (frozenset({"gptq"}), 4.0, "GPTQ 4-bit"),
 )
 

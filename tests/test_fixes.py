@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import json
 import os
 import shutil
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mgpu_lint.cli import main
@@ -219,6 +221,69 @@ def test_vllm_model_flag_becomes_the_positional_model(tmp_path: Path,
     assert argv["numeric"] == ["--model=8", "--port", "8000"]
     assert argv["comment"] == ["--model", "Qwen/Qwen2.5-7B-Instruct"]
     assert "        - Qwen/Qwen2.5-7B-Instruct\n        - --port\n" in pod.read_text()
+
+
+def _fixes(capsys: pytest.CaptureFixture[str], command: str, *extra: str) -> dict[str, Any]:
+    """Each finding's fix (title and safety, or None) for one command line, by code and flag."""
+    main(["--output-format", "json", "--command", command, *extra])
+    out = {}
+    for f in json.loads(capsys.readouterr().out)["findings"]:
+        fix = f.get("fix")
+        word = command[f["range"]["start"]["column"] - 1:f["range"]["end"]["column"] - 1]
+        out[f"{f['code']} {word}"] = (fix["title"], fix["safe"]) if fix else None
+    return out
+
+
+@pytest.mark.parametrize("release", ["0.11.2", "0.12.0"])
+def test_vllm_cuda_graph_sizes_is_renamed_where_it_is_the_same_option(
+        release: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """vLLM 0.11.2/0.12.0 arg_utils.py: --cuda-graph-sizes is --cudagraph-capture-sizes under
+    another name (same kwargs, same target field); given with the new spelling, or where an
+    unknown `$ARGS` or an unread --config may give it, vLLM refuses the pair, so no fix."""
+    pin = ("--target-version", f"vllm=={release}")
+    safe = ("Write --cudagraph-capture-sizes", True)
+    base = "vllm serve Qwen/Qwen3-8B "
+    assert _fixes(capsys, base + "--cuda-graph-sizes 1 2 4", *pin) == {
+        "MG008 --cuda-graph-sizes": safe}
+    assert _fixes(capsys, base + "--cuda_graph_sizes=8", *pin)["MG008 --cuda_graph_sizes"] == \
+        safe
+    for other in ("--cuda-graph-sizes 8 --cudagraph-capture-sizes 16",
+                  "--cudagraph-capture-sizes=16 --cuda-graph-sizes 8",
+                  "--cuda-graph-sizes 8 $ARGS", "$ARGS --cuda-graph-sizes 8",
+                  "--cuda-graph-sizes 8 --config ${CONFIG}"):
+        found = _fixes(capsys, base + other, *pin)
+        assert found.get("MG008 --cuda-graph-sizes", "missing") is None, (other, found)
+    # an abbreviation is spelled out first (MG013); its MG008 waits for the next pass
+    found = _fixes(capsys, base + "--cuda-graph-s 8", *pin)
+    assert found == {"MG013 --cuda-graph-s": ("Write --cuda-graph-sizes", True),
+                     "MG008 --cuda-graph-s": None}
+
+
+def test_vllm_cuda_graph_sizes_elsewhere_gets_no_rename(capsys: pytest.CaptureFixture[str]
+                                                         ) -> None:
+    """0.10.2's --cuda-graph-sizes is a scheduler setting whose single value is a maximum (not
+    deprecated, nothing to fix); from 0.13.0 it is rejected and not renamed for the user."""
+    command = "vllm serve Qwen/Qwen3-8B --cuda-graph-sizes 512"
+    assert _fixes(capsys, command, "--target-version", "vllm==0.10.2") == {}
+    found = _fixes(capsys, command, "--target-version", "vllm==0.13.0")
+    assert found == {"MG004 --cuda-graph-sizes": None}
+
+
+def test_llama_flags_renamed_or_removed_without_a_same_meaning_fix(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """llama.cpp renamed --clear-idle (b8852, #21741) and later changed that setting (b9581,
+    #24190): the new name is offered, unsafe.  The draft context size and
+    --checkpoint-every-n-tokens went with no same-meaning successor: no fix, and no
+    did-you-mean (it named --ctx-size and -lcd, which are other settings)."""
+    found = _fixes(capsys, "llama-server -m /m/a.gguf --no-clear-idle --clear-idle -cd 4096 "
+                           "--ctx-size-draft 4096 --checkpoint-every-n-tokens 512 --mlock")
+    assert found == {
+        "MG010 /m/a.gguf": None,
+        "MG004 --no-clear-idle": ("Replace with --no-cache-idle-slots", False),
+        "MG004 --clear-idle": ("Replace with --cache-idle-slots", False),
+        "MG004 -cd": None, "MG004 --ctx-size-draft": None,
+        "MG004 --checkpoint-every-n-tokens": None,
+        "MG008 --mlock": ("Write --load-mode mlock", True)}
 
 
 def test_fix_only_reports_nothing_and_exits_zero(tmp_path: Path,

@@ -46,6 +46,17 @@ RENAMED: dict[str, list[str]] = {
     "-ndio": ["--load-mode", "none"],           # LLAMA_LOAD_MODE_NONE
     "--no-direct-io": ["--load-mode", "none"],
 }
+# Spellings llama.cpp renamed without keeping the old one (llama-server rejects them): the new
+# name of the same setting, an unsafe fix (llama.cpp b8852, #21741 renamed --clear-idle to
+# --cache-idle-slots, params.clear_idle to cache_idle_slots, nothing else; b9581, #24190, then
+# changed what the setting does without a unified KV cache, so the old spelling's meaning is
+# not kept exactly).  Every other deprecated spelling llama-server still accepts at master
+# 3f545bec (common/arg.cpp, "DEPRECATED" handlers) is in RENAMED above or is a no-op (-dt); the
+# old names kept as plain aliases (-td for --spec-draft-threads, #22397) are not deprecated.
+RENAMED_AWAY: dict[str, str] = {
+    "--clear-idle": "--cache-idle-slots",
+    "--no-clear-idle": "--no-cache-idle-slots",
+}
 
 
 def parse_llama(launch: Launch, version: str | None = None,
@@ -327,11 +338,15 @@ def _not_an_option(b: Builder, catalog: FlagCatalog, words: tuple[Word, ...], i:
         hint = retired.hint if retired else None
         if retired is None and suggestion:
             message += f"; did you mean {suggestion}?"
-        # did-you-mean is a guess at what was meant: an unsafe fix
-        fix = replace_word(b.source, word, [suggestion], b.launch.list_form,
-                           f"Replace with {suggestion}", safe=False) \
-            if retired is None and suggestion else None
+        # did-you-mean is a guess at what was meant: an unsafe fix; so is a renamed flag's new
+        # name (RENAMED_AWAY)
+        new = RENAMED_AWAY.get(text) or (suggestion if retired is None else None)
+        fix = replace_word(b.source, word, [new], b.launch.list_form, f"Replace with {new}",
+                           safe=False) if new else None
         b.report("MG004", Severity.ERROR, message, word.span, hint=hint, fix=fix)
+        renamed = catalog.lookup(RENAMED_AWAY[text]) if text in RENAMED_AWAY else None
+        if renamed is not None and not renamed.option.takes_value:
+            return i + 1  # a switch: the next word is not its value
         nxt = words[i + 1] if i + 1 < len(words) else None
         # its value (if it had one) is not a second problem
         return i + 2 if nxt is not None and not nxt.text.startswith("-") else i + 1

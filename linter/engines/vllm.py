@@ -36,6 +36,19 @@ from .vllm_values import _check_choice, _choices, _dotted_scalar, _looks_like_op
 # A value check that a rule makes instead of MG006 (one cause, one finding: DECISIONS.md).
 BOOL_WORDS = frozenset({"true", "false", "True", "False", "1", "0", "yes", "no", "on", "off"})
 
+# Deprecated vLLM spellings that are pure renames: the new spelling, a safe MG008 fix.  vLLM
+# 0.11.2 and 0.12.0, vllm/engine/arg_utils.py EngineArgs.add_cli_args: `--cuda-graph-sizes` is
+# added with the very kwargs of `--cudagraph-capture-sizes` (get_kwargs(CompilationConfig), only
+# the help differs, deprecated=True), and create_engine_config copies either one into
+# compilation_config.cudagraph_capture_sizes.  Not when both are given (or a --config file or
+# an unknown `$ARGS` may give the new one): then vLLM refuses ("cudagraph_capture_sizes and
+# compilation_config.cudagraph_capture_sizes are mutually exclusive"), where two
+# --cudagraph-capture-sizes would be last-wins.  Before 0.11 `--cuda-graph-sizes` was a
+# SchedulerConfig field whose single value was a maximum (0.10.2), so only the catalogued
+# releases that mark it deprecated get the fix.
+RENAMED: dict[str, str] = {"cuda_graph_sizes": "--cudagraph-capture-sizes"}
+
+
 def parse_vllm(launch: Launch, version: str | None,
                needed: Mapping[str, tuple[str, ...]]) -> tuple[Invocation, list[Finding]]:
     """``needed``: the rules that read each setting (MG009 names those an unresolved value
@@ -101,6 +114,9 @@ class _Walker(ModelMixin, ConfigMixin):
         # what it holds is unknown, so it is never the model and later positionals may be
         # the values of flags it holds
         self.unknown_words: Word | None = None
+        # deprecated renamed spellings met (RENAMED): reported after the walk, which tells
+        # whether the new spelling is given too
+        self.renamed: list[tuple[OptionSpec, str, Span]] = []
 
     def before(self, release: str) -> bool:
         """Whether the launch's release is older than ``release``."""
@@ -174,6 +190,23 @@ class _Walker(ModelMixin, ConfigMixin):
             i = self._option(i, tok)
         if self.configs:
             self._read_configs()
+        for spec, written, flag_span in self.renamed:
+            self._report_renamed(spec, written, flag_span)
+
+    def _report_renamed(self, spec: OptionSpec, written: str, flag_span: Span) -> None:
+        """MG008 for a deprecated spelling of RENAMED, with the new spelling as a safe fix where
+        nothing else in the launch may set the new one."""
+        new = RENAMED[spec.key]
+        target = self.catalog.lookup(new)
+        alone = target is not None and self.substitute_for is None and \
+            self.b.open_span is None and self.unknown_words is None and \
+            not any(w.may_set_anything for w in self.words) and \
+            not (self.configs and self.config_data is None) and \
+            not any(o.key == target.option.key for o in self.b.before + self.b.argv)
+        fix = replace_span(self.b.source, flag_span, written, new, f"Write {new}", safe=True) \
+            if alone else None
+        self.b.report("MG008", Severity.WARNING, f"{written} is deprecated: {spec.deprecated}",
+                      flag_span, fix=fix)
 
     def _o_is_preprocessed(self) -> bool:
         """`-O`, `-O3`, `-O=3` are vLLM's pre-processed optimization level (not argparse)."""
@@ -312,7 +345,9 @@ class _Walker(ModelMixin, ConfigMixin):
             return i + 1
         # `--model` is deprecated only for `vllm serve`; with an unknown image entrypoint the
         # entry point is not known
-        if spec.deprecated and not (spec.key == "model" and (
+        if spec.deprecated and spec.key in RENAMED and not abbreviated:
+            self.renamed.append((spec, written, flag_span))
+        elif spec.deprecated and not (spec.key == "model" and (
                 self.api_server or not self.launch.entry_known)):
             self.b.report("MG008", Severity.WARNING,
                           f"{written} is deprecated: {spec.deprecated}", flag_span,

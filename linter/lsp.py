@@ -312,6 +312,10 @@ def create_server() -> LanguageServer:
             state.log.append(["start", *run])
             try:
                 return _lint_doc(state, doc, text, stale)
+            except LintCancelled:
+                # logged here, on the worker, so the log's order is the worker's order
+                state.log.append(["cancelled", *run])
+                raise
             finally:
                 state.running = None
 
@@ -319,7 +323,6 @@ def create_server() -> LanguageServer:
         try:
             findings = await loop.run_in_executor(state.executor, work)
         except LintCancelled:
-            state.log.append(["cancelled", *run])
             return  # the document changed while this ran: the newer text's run publishes
         except ConfigError:
             publish(ls, doc)

@@ -458,24 +458,23 @@ def test_an_edit_during_a_running_lint_ends_with_the_latest_text(client: Client,
 
 def test_an_edit_during_a_long_lint_abandons_the_stale_run(client: Client,
                                                           tmp_path: Path) -> None:
-    """An edit while a long lint runs stops that run before it has analysed every launch: it
-    publishes nothing, and the latest text's run starts next (the server's own event log, read
-    through `mgpu-lint.stats`, gives the order and how far the stale run got)."""
+    """An edit while a long lint runs stops that run: it publishes nothing, and the latest
+    text's run starts next.  The server's own event log (`mgpu-lint.stats`) gives the order
+    and how far the stale run got; the edit is sent as soon as the log shows the stale run
+    started (reading a document of 1,500 Deployments alone takes a good part of a second)."""
     uri = (tmp_path / "long.yaml").as_uri()
     client.open(uri, FIXABLE, "yaml")
-    count = 800  # Deployments: a lint of several hundred milliseconds even on a fast machine
+    count = 1500
     client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2},
                                              "contentChanges": [{"text": _big("c", count)}]})
 
-    def stats() -> dict[str, Any]:
-        return client.request("workspace/executeCommand", {"command": "mgpu-lint.stats"})
+    def events() -> list[list[Any]]:
+        log = client.request("workspace/executeCommand", {"command": "mgpu-lint.stats"})["log"]
+        return [e for e in log if e[1] == uri]
 
     deadline = time.monotonic() + TIMEOUT
-    while True:  # until the run of version 2 is analysing its launches
-        running = stats()["running"]
-        if running is not None and running[:2] == [uri, 2] and running[2] >= 2:
-            break
-        assert time.monotonic() < deadline, "the lint of version 2 never reached a launch"
+    while ["start", uri, 2, 0] not in events():
+        assert time.monotonic() < deadline, "the lint of version 2 never started"
         time.sleep(0.005)
     latest = FIXABLE.replace("name: qwen", "name: qwen-latest")  # not the cached text
     client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 3},
@@ -484,11 +483,39 @@ def test_an_edit_during_a_long_lint_abandons_the_stale_run(client: Client,
     assert published["version"] == 3
     assert {d["code"] for d in published["diagnostics"]} == {"MG004", "MG013", "MG702",
                                                               "MG703"}
-    events = [e for e in stats()["log"] if e[1] == uri]
-    assert [(e[0], e[2]) for e in events] == [
+    log = events()
+    assert [(e[0], e[2]) for e in log] == [
         ("start", 2), ("cancelled", 2), ("start", 3), ("done", 3)]
-    checked = events[1][3]  # one check once the text is read, then one before each launch
-    assert 2 <= checked < count + 1  # stopped between launches, some left unanalysed
+    checked = log[1][3]  # one check once the text is read, then one before each launch
+    assert 1 <= checked < count + 1  # stopped with launches of the outdated text left
+
+
+def test_a_cancelled_lint_stops_before_the_next_launch() -> None:
+    """`runner.lint`'s check is asked once the text is read and before each launch: answering
+    True stops the run there (LintCancelled), answering False changes nothing."""
+    from mgpu_lint.lsp import lint_text
+    from mgpu_lint.runner import LintCancelled
+
+    text = _big("k", 6)
+    asked: list[int] = []
+
+    def after(n: int) -> Callable[[], bool]:
+        def check() -> bool:
+            asked.append(n)
+            return len(asked) > n
+        return check
+
+    def key(found: list[Any]) -> list[tuple[str, int, int, str]]:
+        return [(f.code, f.span.start, f.span.end, f.message) for f in found]
+
+    plain = key(lint_text("deploy.yaml", text))
+    assert len(plain) == 24 and key(lint_text("deploy.yaml", text, after(100))) == plain
+    assert len(asked) == 7  # after reading, then before each of the 6 launches
+    for n in (0, 1, 4):
+        asked.clear()
+        with pytest.raises(LintCancelled):
+            lint_text("deploy.yaml", text, after(n))
+        assert len(asked) == n + 1  # stopped at the first True: no launch after it analysed
 
 
 def test_config_change_on_disk_is_reapplied(client: Client, tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ VLLM = "vllm"
 LLAMA_SERVER = "llama-server"
 RPC_SERVER = "rpc-server"
 SGLANG = "sglang"
+SGLANG_ROUTER = "sglang-router"  # the router starting its SGLang workers (engines/sglang_router.py)
 
 
 # Context.role of an operator's multi-node leader whose engine spans a group of pods it
@@ -30,6 +31,8 @@ ENTRY_LLAMA_SERVER = "llama-server"
 ENTRY_RPC_SERVER = "rpc-server"
 ENTRY_SGLANG_LAUNCH_SERVER = "sglang.launch_server"  # `python -m sglang.launch_server …`
 ENTRY_SGLANG_SERVE = "sglang serve"  # `sglang serve --model-path M …` (console script from 0.5)
+# `python -m sglang_router.launch_server --model-path M --dp-size N …` (and its console scripts)
+ENTRY_SGLANG_ROUTER_SERVER = "sglang_router.launch_server"
 
 
 @dataclass(frozen=True, slots=True)

@@ -66,9 +66,11 @@ def _only_crds(text: str) -> bool:
 # (`vllm`, `python -m vllm.entrypoints…`, `dynamo.vllm`, `llama-server`, `rpc-server`,
 # `ggml-rpc-server`, `sglang`), an engine image (`vllm/vllm-openai`, `ggml-org/llama.cpp`,
 # `lmsysorg/sglang`) or an orchestrator's engine field (KubeAI `engine: VLLM` / `LlamaCPP`).
-# Not a model name that merely contains "llama" (`meta-llama/…`), not a `VLLM_*` variable alone.
+# Not a model name that merely contains "llama" (`meta-llama/…`), not a `VLLM_*` variable alone,
+# not `sglang-router` (the router's program: its engine launch is `server`, commandline.py).
 _ENGINE_MENTION = re.compile(
-    r"(?<![\w-])(?:vllm|llama-server|ggml-rpc-server|rpc-server|sglang|llama\.cpp|llamacpp)"
+    r"(?<![\w-])(?:vllm|llama-server|ggml-rpc-server|rpc-server|sglang(?!-router)|llama\.cpp"
+    r"|llamacpp)"
     r"(?![\w])",
     re.IGNORECASE,
 )
@@ -95,7 +97,17 @@ def engine_mention(text: str, kind: str) -> tuple[int, int] | None:
     return _first_mention(text)
 
 
+# SGLang's router started alone, in front of workers started elsewhere: the file is understood
+# and holds no engine launch (`python -m sglang_router.launch_router`, and `launch` of the
+# console scripts and `python -m sglang_router`: sglang_router/cli.py, 0.3.2)
+_ROUTER_ONLY = re.compile(
+    r"\bsglang_router\.launch_router\b"
+    r"|(?:\bsglang-router|\bsmg|-m[\"',\s]+sglang_router)[\"',\s]+launch\b")
+
+
 def _first_mention(text: str) -> tuple[int, int] | None:
+    if _ROUTER_ONLY.search(text):
+        return None
     for m in _ENGINE_MENTION.finditer(text):
         line_start = text.rfind("\n", 0, m.start()) + 1
         if text[line_start:m.start()].lstrip().startswith(("#", "//")):

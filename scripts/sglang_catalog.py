@@ -190,14 +190,9 @@ def dump_wheel(path: Path) -> dict[str, Any]:
     }
 
 
-def dump_parser(wheel: Path, unpacked: Path) -> dict[str, Any]:
-    """The options of the parser ``prepare_server_args`` builds, imported from ``unpacked``."""
-    sys.path.insert(0, str(unpacked))
-    from sglang.srt.server_args import ServerArgs  # type: ignore[import-not-found]
-
-    parser = argparse.ArgumentParser(prog="sglang serve")
-    ServerArgs.add_cli_args(parser)
-    records = []
+def parser_records(parser: argparse.ArgumentParser) -> list[dict[str, Any]]:
+    """One record per option of a built argparse parser (``parser._actions``)."""
+    records: list[dict[str, Any]] = []
     for action in parser._actions:
         if not action.option_strings or action.dest == "help":
             continue
@@ -229,6 +224,17 @@ def dump_parser(wheel: Path, unpacked: Path) -> dict[str, Any]:
             "required": bool(action.required),
             "line": None,
         })
+    return records
+
+
+def dump_parser(wheel: Path, unpacked: Path) -> dict[str, Any]:
+    """The options of the parser ``prepare_server_args`` builds, imported from ``unpacked``."""
+    sys.path.insert(0, str(unpacked))
+    from sglang.srt.server_args import ServerArgs  # type: ignore[import-not-found]
+
+    parser = argparse.ArgumentParser(prog="sglang serve")
+    ServerArgs.add_cli_args(parser)
+    records = parser_records(parser)
     data = wheel.read_bytes()
     dist = next(unpacked.glob("sglang-*.dist-info"), None)
     meta = (dist / "METADATA").read_text("utf-8") if dist else ""

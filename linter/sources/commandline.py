@@ -19,12 +19,14 @@ from ..launch import (
     ENTRY_LLAMA_SERVER,
     ENTRY_RPC_SERVER,
     ENTRY_SGLANG_LAUNCH_SERVER,
+    ENTRY_SGLANG_ROUTER_SERVER,
     ENTRY_SGLANG_SERVE,
     ENTRY_VLLM_API_SERVER,
     ENTRY_VLLM_SERVE,
     LLAMA_SERVER,
     RPC_SERVER,
     SGLANG,
+    SGLANG_ROUTER,
     VLLM,
     Context,
     EnvVar,
@@ -42,6 +44,9 @@ MAX_NESTING = 8  # sh -c inside sh -c …: bounded
 _PYTHON = re.compile(r"^python(?:\d+(?:\.\d+)?)?$")
 _SHELLS = {"sh", "bash", "dash", "zsh", "ash", "ksh"}
 _API_SERVER_MODULE = "vllm.entrypoints.openai.api_server"
+# sglang-router's console scripts ([console_scripts] of the 0.3.2 wheel; `amg`, its third
+# name, is left out: a common word for other tools)
+_ROUTER_SCRIPTS = ("sglang-router", "smg")
 
 
 @dataclass(slots=True)
@@ -268,6 +273,13 @@ def find_launches(words: list[Word], scope: Scope) -> Found:
             found.launches.append(_make(scope, SGLANG, ENTRY_SGLANG_SERVE, program, words[2:],
                                         prefix=(words[1],)))
         return found
+    if name in _ROUTER_SCRIPTS:
+        # sglang-router's console scripts (sglang_router.cli:main, entry_points.txt of 0.3.2):
+        # `server` runs launch_server.main with the rest; `launch` starts a router only
+        if len(words) > 1 and words[1].text == "server":
+            found.launches.append(_make(scope, SGLANG_ROUTER, ENTRY_SGLANG_ROUTER_SERVER, program,
+                                        words[2:], prefix=(words[1],)))
+        return found
     if name == "vllm":
         if len(words) > 1 and words[1].text == "serve":
             found.launches.append(_make(scope, VLLM, ENTRY_VLLM_SERVE, program, words[2:],
@@ -286,6 +298,19 @@ def find_launches(words: list[Word], scope: Scope) -> Found:
                 # sglang/launch_server.py: prepare_server_args(sys.argv[1:]) (0.4.10.post2, 0.5.5)
                 found.launches.append(_make(scope, SGLANG, ENTRY_SGLANG_LAUNCH_SERVER, program,
                                             words[j + 2:], prefix=tuple(words[1:j + 2])))
+            elif module == "sglang_router.launch_server":
+                # sglang_router/launch_server.py main(): SGLang's and the router's options in
+                # one parser, dp_size SGLang servers started beside the router (0.2.2, 0.3.2);
+                # sglang_router.launch_router starts the router alone: no engine launch
+                found.launches.append(_make(scope, SGLANG_ROUTER, ENTRY_SGLANG_ROUTER_SERVER,
+                                            program, words[j + 2:],
+                                            prefix=tuple(words[1:j + 2])))
+            elif module == "sglang_router" and j + 2 < len(words) and \
+                    words[j + 2].text == "server":
+                # sglang_router/__main__.py runs cli.main (0.3.2): `server` as above
+                found.launches.append(_make(scope, SGLANG_ROUTER, ENTRY_SGLANG_ROUTER_SERVER,
+                                            program, words[j + 3:],
+                                            prefix=tuple(words[1:j + 3])))
             elif module in ("vllm", "vllm.entrypoints.cli.main") and j + 2 < len(words) and \
                     words[j + 2].text == "serve":
                 found.launches.append(_make(scope, VLLM, ENTRY_VLLM_SERVE, program,

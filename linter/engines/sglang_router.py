@@ -31,12 +31,12 @@ router, in front of workers started elsewhere: no engine launch (sources/command
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from functools import cache
 from typing import Any
 
 from ..findings import Finding, Severity
 from ..launch import SGLANG_ROUTER, Launch
+from ..records import replace
 from . import sglang as sg
 from .adapter import GPU_LAYOUT, HTTP_API, Bind, Engine
 from .catalog import SGLANG_VERSIONS, FlagCatalog, _read

@@ -541,6 +541,13 @@ CONFIG_MODELS = {
                                    33743970304),
     "codellama/CodeLlama-70b-hf": (80, 8192, 28672, 64, 8, 128, 32016, 16384, False, "bfloat16",
                                    68976910336),
+    # Granite 3.0: the 3.1 layers at 4,096 positions
+    "ibm-granite/granite-3.0-8b-instruct": (40, 4096, 12800, 32, 8, 128, 49155, 4096, True,
+                                            "bfloat16", 8170848256),
+    "ibm-granite/granite-3.0-2b-instruct": (40, 2048, 8192, 32, 8, 64, 49155, 4096, True,
+                                            "bfloat16", 2533531648),
+    "Qwen/Qwen2.5-VL-72B-Instruct": (80, 8192, 29568, 64, 8, 128, 152064, 128000, False,
+                                     "bfloat16", 72706203648),
 }
 
 
@@ -578,12 +585,21 @@ def test_qwen25_vl_loads_its_vision_tower() -> None:
     s = k.resolve_model("Qwen/Qwen2.5-VL-7B-Instruct-AWQ").shape
     assert s.vision_params == vision
     assert s.params + vision == 8292166656
-    assert k.resolve_model("Qwen/Qwen2.5-VL-72B-Instruct") is None  # its own shape: unknown
+    assert k.resolve_model("Qwen/Qwen2.5-VL-32B-Instruct") is None  # no max positions sourced
     # Qwen2.5-VL-3B: the same tower with the merger projecting to the 2048-wide decoder
     vision3b = vision - (5120 * 3584 + 3584) + (5120 * 2048 + 2048)
     s3 = k.resolve_model("Qwen/Qwen2.5-VL-3B-Instruct").shape
     assert s3.vision_params == vision3b
     assert s3.params + vision3b == 3754622976  # the "3.75B" its config's parameter count gives
+    # Qwen2.5-VL-72B: a wider ViT MLP (3456) and the merger projecting to the 8192-wide decoder
+    block72 = 2 * 1280 + (1280 * 3840 + 3840) + (1280 * 1280 + 1280) \
+        + 2 * (1280 * 3456 + 3456) + (3456 * 1280 + 1280)
+    vision72 = 3 * 2 * 14 * 14 * 1280 + 32 * block72 + 1280 + (5120 * 5120 + 5120) \
+        + (5120 * 8192 + 8192)
+    s72 = k.resolve_model("Qwen/Qwen2.5-VL-72B-Instruct-AWQ").shape
+    assert s72.vision_params == vision72
+    assert s72.params == k.resolve_model("Qwen/Qwen2.5-72B-Instruct").shape.params
+    assert s72.params + vision72 == 73410777344  # "73.4B"
 
 
 def test_qwen3_coder_480b_shape() -> None:
@@ -674,6 +690,12 @@ def test_config_models_match_their_configs(model: str) -> None:
     ("unsloth/Qwen3-Coder-480B-A35B-Instruct-GGUF:Q4_K_M", "Qwen/Qwen3-Coder-480B-A35B-Instruct",
      4.8944),
     ("codellama/CodeLlama-13b-Instruct-hf", "codellama/CodeLlama-13b-hf", None),
+    ("ibm-granite/granite-3.2-8b-instruct", "ibm-granite/granite-3.1-8b-instruct", None),
+    ("ibm-granite/granite-3.2-2b-instruct", "ibm-granite/granite-3.1-2b-instruct", None),
+    ("bartowski/ibm-granite_granite-3.2-2b-instruct-GGUF:Q5_K_M",
+     "ibm-granite/granite-3.1-2b-instruct", 5.7036),
+    ("ibm-granite/granite-3.0-8b-instruct", "ibm-granite/granite-3.0-8b-instruct", None),
+    ("RedHatAI/Qwen2.5-VL-72B-Instruct-FP8-dynamic", "Qwen/Qwen2.5-VL-72B-Instruct", 8.0),
     ("TheBloke/CodeLlama-34B-Instruct-AWQ", "codellama/CodeLlama-34b-hf", 4.0),
     ("codellama/CodeLlama-70b-Instruct-hf", "codellama/CodeLlama-70b-hf", None),
     ("microsoft/Phi-3.5-mini-instruct", "microsoft/Phi-3-mini-128k-instruct", None),
@@ -691,9 +713,8 @@ def test_config_model_names(ref: str, model: str, bits: float | None) -> None:
     # Phi-3.5-MoE and the vision variant are other architectures
     "microsoft/Phi-3.5-MoE-instruct", "microsoft/Phi-3.5-vision-instruct",
     "meta-llama/Llama-2-7b-32k",
-    # Granite 3.0 has 4,096 positions and no config was sourced; 3.3's base config was not seen
-    "ibm-granite/granite-3.0-2b-instruct", "ibm-granite/granite-3.0-8b-instruct",
-    "ibm-granite/granite-3.3-8b-base",
+    # no config seen for these base checkpoints
+    "ibm-granite/granite-3.0-8b-base", "ibm-granite/granite-3.3-8b-base",
     # Kimi K2's later checkpoints: 262,144 positions (0905), INT4 experts (Thinking)
     "moonshotai/Kimi-K2-Instruct-0905", "moonshotai/Kimi-K2-Thinking",
     "unsloth/Kimi-K2-Thinking-GGUF:Q4_K_M", "moonshotai/Kimi-K2.5",

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from sys import intern
 from typing import Callable, Iterator
 
 from .source import CharMap, MapBuilder, Span, VarRef, Word
@@ -338,11 +339,15 @@ def _expand(body_text: str, start: int, end: int, ex: _Expander, wb: _WordBuilde
     defined = (ex.value_map(name, value) if name and value and literal_at is None and split
                and not quoted and _IFS_CHAR.search(value.strip()) else None)
     if value is None:
+        # the same reference written many times (`$HOME` 800,000 times in one word) keeps one
+        # string for its text and name, not one each
+        body_text = intern(body_text)
         wb.add(body_text, start)
         splits = may_vanish or (not quoted and split and name is not None
                                 and not body_text.startswith("${#")
                                 and (m is None or m.group(3) not in ("$", "#", "?", "!", "-")))
-        wb.unresolved.append(VarRef(name or body_text, Span(start, end), split=splits))
+        wb.unresolved.append(VarRef(intern(name) if name else body_text, Span(start, end),
+                                    split=splits))
     else:
         wb.add_value(value, start, end, literal_at, defined, split and not quoted)
 

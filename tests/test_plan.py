@@ -216,6 +216,9 @@ def test_sglang_commands_fill_the_node_as_sglang_places_them(tmp_path, release: 
     (["--model", "google/gemma-3-27b-it", "--bits", "4.5", "--gpu", "rtx-4090",
       "--gpus-per-node", "2"],
      "no SGLang command: the layout uses pp 2"),
+    # 40 heads and 10 KV heads over tp 4: SGLang's attention asserts both divide evenly
+    (["--model", "microsoft/Phi-3-medium-4k-instruct", "--gpu", "t4", "--interconnect",
+      "nvlink"], "no SGLang command: at tp 4 SGLang's attention layers cannot split 40 heads"),
     # tp 8 splits each expert's 1536 rows into 192, not a multiple of the FP8 block of 128
     (["--model", "Qwen/Qwen3-235B-A22B-FP8"], "no SGLang command: at tp 8"),
 ])

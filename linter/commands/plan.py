@@ -324,6 +324,9 @@ def _sglang_commands(shape: ModelShape, precision: Precision, inp: PlanInput,
                     "pipeline parallel only for models whose implementation takes it "
                     "(sglang/srt/model_executor/model_runner.py: \"Pipeline Parallel is not "
                     "compatible with this model\"); it was not found for this model")
+    heads = _sglang_heads_refusal(shape, layout.tp)
+    if heads:
+        return [], f"no SGLang command: {heads}"
     fp8_stored = (prequantized and precision.bits == 8) or "fp8" in (shape.quantization or "")
     if shape.is_moe and layout.tp > 1 and fp8_stored:
         # without expert parallel each expert's weights are split over tp, and a block-FP8
@@ -366,6 +369,21 @@ def _sglang_commands(shape: ModelShape, precision: Precision, inp: PlanInput,
     return [" ".join(args + ["--nnodes", str(nnodes), "--node-rank", str(rank),
                              "--dist-init-addr", f"{MASTER_ADDR}:{SGLANG_DIST_PORT}"])
             for rank in range(nnodes)], None
+
+
+def _sglang_heads_refusal(shape: ModelShape, tp: int) -> str | None:
+    """SGLang's attention layers assert total_num_heads % tp_size == 0, and KV heads % tp == 0
+    (KV heads ≥ tp) or tp % KV heads == 0 (fewer KV heads, which are replicated) while the model
+    is built (sglang/srt/models/llama.py LlamaAttention, qwen2.py Qwen2Attention, 0.5.5 and
+    0.5.23); MLA models (kv_lora_rank) shard their latent cache otherwise: not judged."""
+    if tp <= 1 or shape.kv_lora_rank is not None:
+        return None
+    kv = shape.kv_heads
+    if shape.heads % tp == 0 and (kv % tp == 0 if kv >= tp else tp % kv == 0):
+        return None
+    return (f"at tp {tp} SGLang's attention layers cannot split {shape.heads} heads and {kv} "
+            "KV heads evenly (they assert heads % tp == 0 and that KV heads and tp divide one "
+            "another: sglang/srt/models/llama.py, qwen2.py)")
 
 
 def _gguf_type(shape: ModelShape, precision: Precision) -> str:

@@ -198,7 +198,7 @@ def nodes_without_init_address(d: Deployment) -> Iterator[Finding]:
       "SGLang's static memory (card × --mem-fraction-static) cannot hold the weights",
       needs={SGLANG_ARGS},
       reads=("model", "tensor_parallel_size", "pipeline_parallel_size", "mem_fraction_static",
-             "cpu_offload_gb", "load_format"))
+             "cpu_offload_gb", "load_format", "dtype", "quantization"))
 def static_memory_below_weights(d: Deployment) -> Iterator[Finding]:
     """
     What it does: compares the model's weights per GPU — at least parameters × bits / (tp ×

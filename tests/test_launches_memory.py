@@ -187,3 +187,27 @@ def test_awq_int4_names_keep_awqs_zero_points(capsys: pytest.CaptureFixture[str]
     # the quantized linear layers: everything but the two 128,256 x 8192 tables, split over tp 2
     linear = (70553706496 - 2 * 128256 * 8192) / 2
     assert abs((awq_int4 - gptq) - linear * 4 / 128 / 8) / (linear * 4 / 128 / 8) < 0.01
+
+
+def test_sglang_launch_shows_its_catalog_and_layout(capsys: pytest.CaptureFixture[str],
+                                                    tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """An SGLang launch: the catalog its image tag pins (else the newest), and the layout
+    SGLang places on the node; no vLLM memory budget."""
+    compose = tmp_path / "compose.yaml"
+    compose.write_text(
+        "services:\n  sgl:\n    image: lmsysorg/sglang:v0.5.5-cu126\n"
+        "    command: python3 -m sglang.launch_server --model-path Qwen/Qwen3-32B --tp 4 --dp 2\n"
+        "    deploy:\n      resources:\n        reservations:\n          devices:\n"
+        "            - {driver: nvidia, count: 8, capabilities: [gpu]}\n", "utf-8")
+    code, out = _run(capsys, "--format", "json", str(compose))
+    assert code == 0, out
+    la = json.loads(out)["launches"][0]
+    assert la["catalog"] == "sglang 0.5.5"
+    assert la["release"] == {"requested": "0.5.5", "from": "image tag"}
+    lay = la["deployment"]["layout"]
+    assert (lay["tp"], lay["dp"], lay["gpus_per_node"], lay["known"]) == (4, 2, 8, True)
+    assert "memory" not in la["deployment"]
+    compose.write_text(compose.read_text("utf-8").replace("v0.5.5-cu126", "latest"), "utf-8")
+    code, out = _run(capsys, str(compose))
+    assert "flags: sglang 0.5.23 catalog (the newest catalogued: the image pins none)" in out
+    assert "not known: the rules skip it" in out  # where --dp copies go differs per release

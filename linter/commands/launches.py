@@ -26,9 +26,13 @@ MEMORY_KEYS = ("gpu_memory_bytes", "requested_bytes", "weights_bytes_per_gpu", "
 
 
 def resolved(la: Launch, options: Options, fileset: FileSet) -> dict[str, Any] | None:
-    """The deployment the rules see for a vLLM launch: layout, GPU type and its origin, and
-    the memory as vLLM would budget it (integer bytes; null where unknown)."""
-    if la.engine != VLLM:
+    """The deployment the rules see: layout, GPU type and its origin, the model, and for vLLM
+    the memory as vLLM would budget it (integer bytes; null where unknown).  Engines without a
+    layout of their own (llama.cpp, the RPC server): None."""
+    from ..engines import ENGINES
+    from ..engines.adapter import GPU_LAYOUT
+
+    if not ENGINES[la.engine].has(GPU_LAYOUT):
         return None
     from ..analyze import deployment
     from ..config import config_for
@@ -38,6 +42,8 @@ def resolved(la: Launch, options: Options, fileset: FileSet) -> dict[str, Any] |
     d, _ = deployment(la, config_for(la.source.path, options.config).settings, options, fileset)
     inv = d.inv
     lay, g, model = d.layout, d.gpu, d.model
+    if la.engine != VLLM:
+        return _facts(lay, g, model)
     memory: dict[str, Any] = dict.fromkeys(MEMORY_KEYS)
     length = None
     if model is not None and model.shape is not None:
@@ -60,6 +66,16 @@ def resolved(la: Launch, options: Options, fileset: FileSet) -> dict[str, Any] |
 
         memory["gpu_memory_bytes"] = card_bytes(g.spec)[0]
     return {
+        **_facts(lay, g, model),
+        "vllm_release": str(inv.version),
+        "max_model_len": length,
+        "memory": memory,
+        "memory_log": list(_log(m)) if m is not None else [],
+    }
+
+
+def _facts(lay: Any, g: Any, model: Any) -> dict[str, Any]:
+    return {
         "layout": None if lay is None else {
             "tp": lay.tp.value, "pp": lay.pp.value, "dp": lay.dp.value,
             "dp_local": lay.dp_local.value, "pcp": lay.pcp.value, "nnodes": lay.nnodes.value,
@@ -72,10 +88,6 @@ def resolved(la: Launch, options: Options, fileset: FileSet) -> dict[str, Any] |
             "ref": model.ref, "known": model.shape is not None,
             "shape": model.shape.id if model.shape is not None else None,
             "precision": model.weights.label, "precision_origin": model.weights.origin},
-        "vllm_release": str(inv.version),
-        "max_model_len": length,
-        "memory": memory,
-        "memory_log": list(_log(m)) if m is not None else [],
     }
 
 
@@ -107,6 +119,15 @@ def launch_dict(la: Launch, target_version: str | None = None,
         requested, origin = release_for(la, target_version)
         catalog = f"vllm {choose_vllm_version(requested).version}"
         release = {"requested": requested, "from": origin}
+    else:
+        from ..engines import ENGINES
+
+        adapter = ENGINES[la.engine]
+        if adapter.release_pin is not None:
+            # an engine whose image tag names the release (SGLang): else its newest catalogue
+            pin = adapter.release_pin(la)
+            catalog = f"{la.engine} {adapter.catalog(pin or '').version}"
+            release = {"requested": pin, "from": "image tag" if pin else "newest catalogued"}
     return {
         "path": src.path,
         "at": pos(la.program.span.start),
@@ -150,7 +171,9 @@ def render_text(launches: list[Launch], target_version: str | None = None,
                    "target-version": f"target-version {rel['requested']}"
                    + (f"; the file's {d['version_pin']} names no release"
                       if d["version_pin"] else "; the file pins none"),
-                   "default": "the default: no pin in the file, no target-version"}[rel["from"]]
+                   "default": "the default: no pin in the file, no target-version",
+                   "image tag": f"pinned {rel['requested']} by the image tag",
+                   "newest catalogued": "the newest catalogued: the image pins none"}[rel["from"]]
             out.append(f"  flags: {d['catalog']} catalog ({why})")
         g = d["gpus"]
         if g:
@@ -164,11 +187,12 @@ def render_text(launches: list[Launch], target_version: str | None = None,
             if lay is not None:
                 out.append(f"  layout: tp {lay['tp']} × pp {lay['pp']} × dp {lay['dp']} "
                            f"(world {lay['world_size']}, GPUs on this node: "
-                           f"{lay['gpus_per_node']})")
+                           f"{lay['gpus_per_node']}"
+                           + ("" if lay["known"] else "; not known: the rules skip it") + ")")
             if gpu is not None:
                 out.append(f"  gpu type: {gpu['name']} ({gpu['origin']}"
                            f"{', assumed' if gpu['assumed'] else ''})")
-            for line in dep["memory_log"]:
+            for line in dep.get("memory_log", ()):
                 out.append(f"  memory: {line}")
         for w in d["argv"]:
             out.append(f"  {w['at']:>8}  {w['word']}")

@@ -13,7 +13,9 @@ text's run starts without waiting for the rest of the outdated one.  A document 
 not change is not linted again.  Configuration files are watched
 (`workspace/didChangeWatchedFiles`, and saves of open ones): a change re-lints every open
 document.  Code actions: each finding's fix (quick fix), "disable CODE for this line" (a
-suppression comment on its own line above), and `source.fixAll.mgpu-lint` (every safe fix).
+suppression comment on its own line above, never where the file would take it as content: not
+inside a multi-line YAML scalar or shell string, nor in Markdown prose; see `_disable_edit`),
+and `source.fixAll.mgpu-lint` (every safe fix).
 Hover on a finding, or on a code in a suppression comment, shows the rule's explanation.
 
 Positions: findings carry code-point offsets; LSP positions are 0-based lines and UTF-16 columns
@@ -465,23 +467,87 @@ def _disable_edit(f: Finding) -> tuple[Span, str] | None:
     the first line of a backslash-continued command (a comment cannot sit inside one); for a
     line inside a multi-line YAML scalar (a `sh -c` block, where a `#` line would become part
     of the script), above the container's `name:` line, which suppressions also read for the
-    launch's findings.  None for JSON, which has no comments, for findings at no line
-    (file-level), and for a multi-line scalar outside a named list item."""
+    launch's findings.  In Markdown, the same inside the fenced YAML or shell block.  None
+    (no action rather than a comment the file would take as content) for JSON, which has no
+    comments, for findings at no line (file-level), for a multi-line scalar outside a named
+    list item, for a shell line that starts inside a quoted string, a command substitution or
+    a here-document, after an unbalanced quote, and in Markdown outside a YAML or plain shell
+    block (prose, where `#` is a heading; a console transcript, where `# ` is a root
+    prompt)."""
     src = f.source
     if src.path.endswith(".json") or not src.text:
         return None
     line, _ = src.line_col(f.span.start)
-    if src.kind == "yaml":
-        anchor = _yaml_anchor_line(src, f.span.start, line)
+    if src.kind == "markdown":
+        found = _markdown_comment_line(src.text, f.span.start, line)
+    else:
+        found = _comment_line(src.kind, src, f.span.start, line)
+    if found is None:
+        return None
+    text = src.line_text(found)
+    indent = text[:len(text) - len(text.lstrip())]
+    start = src.line_starts()[found - 1]
+    return Span(start, start), f"{indent}# mgpu-lint: disable={f.code}\n"
+
+
+def _comment_line(kind: str, src: SourceFile, offset: int, line: int) -> int | None:
+    """The 1-based line of ``src`` (a YAML or shell text, or a Dockerfile) above which a
+    suppression comment for ``offset`` on ``line`` can go, or None."""
+    if kind == "yaml":
+        anchor = _yaml_anchor_line(src, offset, line)
         if anchor is False:
             return None
         line = anchor or line
     while line > 1 and src.line_text(line - 1).rstrip().endswith("\\"):
         line -= 1
-    text = src.line_text(line)
-    indent = text[:len(text) - len(text.lstrip())]
-    start = src.line_starts()[line - 1]
-    return Span(start, start), f"{indent}# mgpu-lint: disable={f.code}\n"
+    if kind == "shell" and not _shell_line_free(src.text, src.line_starts()[line - 1]):
+        return None
+    return line
+
+
+def _shell_line_free(text: str, at: int) -> bool:
+    """Whether a line starting at offset ``at`` of the shell ``text`` starts outside every
+    quoted string, `$(…)`, backquote, `${…}` and here-document body, with no unbalanced quote
+    before it: a line written there is a line of the script, not part of a word."""
+    from .shell import _tokens, split_commands
+
+    for ttype, value, start in _tokens(text):
+        if start >= at:
+            break
+        if ttype == "BAD_QUOTE":
+            return False  # the shell reads the rest of the text as the quoted word
+        if start + len(value) > at and "\n" in value and ttype in (
+                "SQ", "DQ", "ANSI", "CMDSUB", "BACKTICK", "PARAM"):
+            return False
+    if "<<" in text:
+        for cmd in split_commands(text):
+            if any(body.start <= at <= body.end for body in cmd.heredocs):
+                return False
+    return True
+
+
+def _markdown_comment_line(text: str, offset: int, line: int) -> int | None:
+    """``_comment_line`` inside the fenced block holding ``offset`` (a YAML block, or a shell
+    block without `$ ` prompts), mapped back to the Markdown file's lines; None elsewhere."""
+    from .sources import markdown as md
+
+    lines, offsets = md._lines(text)
+    for lang, body, fence, close in md._blocks(lines, offsets):
+        if not fence + 1 < line <= close:  # the body lines are fence+2 … close (1-based)
+            continue
+        if lang in md.YAML_LANGS:
+            kind = "yaml"
+        elif (lang in md.SHELL_LANGS or not lang) and lang not in md._CONSOLE and \
+                not any(md._PROMPT.match(b) for _, b in body):
+            kind = "shell"
+        else:
+            return None
+        begin = offsets[fence + 1] if fence + 1 < len(offsets) else len(text)
+        end = offsets[close] if close < len(offsets) else len(text)
+        block = SourceFile("<block>", text[begin:end], kind)
+        found = _comment_line(kind, block, offset - begin, line - fence - 1)
+        return None if found is None else found + fence + 1
+    return None
 
 
 def _yaml_anchor_line(src: SourceFile, offset: int, line: int) -> int | None | bool:

@@ -387,6 +387,102 @@ def test_disable_inside_a_block_scalar_goes_above_the_container(client: Client,
     assert "MG013" not in after and "MG012" not in after
 
 
+def _disable_action(client: Client, uri: str, text: str, language: str, line: int
+                    ) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The MG013 diagnostic on 0-based ``line`` and its "Disable MG013 for this line" action
+    (None when none is offered)."""
+    diags = client.open(uri, text, language)["diagnostics"]
+    flag = next(d for d in diags if d["code"] == "MG013" and d["range"]["start"]["line"] == line)
+    actions = client.request("textDocument/codeAction", {
+        "textDocument": {"uri": uri}, "range": flag["range"],
+        "context": {"diagnostics": [flag]}})
+    assert any(a["title"] == "Write --max-model-len (MG013)" for a in actions)
+    return flag, next((a for a in actions if a["title"] == "Disable MG013 for this line"), None)
+
+
+MULTILINE_SH = """\
+#!/bin/sh
+exec sh -c "echo starting
+vllm serve Qwen/Qwen3-8B --max-model-le 8192"
+"""
+CONTINUED_SH = """\
+#!/bin/sh
+exec sh -c "vllm serve Qwen/Qwen3-8B \\
+  --max-model-le 8192"
+"""
+
+
+def test_disable_is_not_offered_inside_a_multi_line_shell_string(client: Client,
+                                                                  tmp_path: Path) -> None:
+    """A line inside a double-quoted `sh -c` script is part of that word: a `#` line there
+    would be written into the string, so no "disable" action (the fix still is); where the
+    string's line is continued from the line that opens it, the comment goes above that one,
+    outside the string, and the linter honours it."""
+    uri = (tmp_path / "multi.sh").as_uri()
+    _, disable = _disable_action(client, uri, MULTILINE_SH, "shellscript", 2)
+    assert disable is None
+    uri = (tmp_path / "continued.sh").as_uri()
+    _, disable = _disable_action(client, uri, CONTINUED_SH, "shellscript", 2)
+    assert disable is not None
+    suppressed = _apply(CONTINUED_SH, disable["edit"]["changes"][uri])
+    assert suppressed == CONTINUED_SH.replace(
+        "exec sh -c", "# mgpu-lint: disable=MG013\nexec sh -c")
+    after = {d["code"] for d in client.change(uri, suppressed, 2)["diagnostics"]}
+    assert "MG013" not in after and "MG012" not in after
+
+
+MARKDOWN = "# Serving\n\n```yaml\n" + FOLDED + "```\n\n```console\n" \
+    "$ vllm serve Qwen/Qwen3-8B --max-model-le 8192\n```\n\n```bash\n" \
+    "vllm serve Qwen/Qwen3-8B \\\n  --max-model-le 8192\n```\n"
+
+
+def test_disable_inside_markdown_blocks(client: Client, tmp_path: Path) -> None:
+    """In a fenced YAML block the comment goes above the container's `name:` line, as in a
+    YAML file (not into the folded script); in a bash block above the continued command; in
+    a console transcript no action (`# ` there is a root prompt)."""
+    from ruamel.yaml import YAML
+
+    lines = MARKDOWN.splitlines()
+    folded = next(i for i, t in enumerate(lines) if "--max-model-le 8192" in t)
+    console = next(i for i, t in enumerate(lines) if t.startswith("$ vllm"))
+    bash = next(i for i, t in enumerate(lines) if t == "  --max-model-le 8192")
+    uri = (tmp_path / "README.md").as_uri()
+    _, disable = _disable_action(client, uri, MARKDOWN, "markdown", folded)
+    assert disable is not None
+    suppressed = _apply(MARKDOWN, disable["edit"]["changes"][uri])
+    assert "```yaml\n" + FOLDED.replace(
+        "    - name: engine\n", "    # mgpu-lint: disable=MG013\n    - name: engine\n") in suppressed
+    block = suppressed.split("```yaml\n")[1].split("```")[0]
+    load = YAML(typ="safe", pure=True).load
+    assert load(block) == load(FOLDED)
+    _, disable = _disable_action(client, uri, MARKDOWN, "markdown", console)
+    assert disable is None
+    _, disable = _disable_action(client, uri, MARKDOWN, "markdown", bash)
+    assert disable is not None
+    suppressed = _apply(MARKDOWN, disable["edit"]["changes"][uri])
+    assert "```bash\n# mgpu-lint: disable=MG013\nvllm serve" in suppressed
+    after = [d for d in client.change(uri, suppressed, 2)["diagnostics"]
+             if d["code"] in ("MG013", "MG012")]
+    assert [d["range"]["start"]["line"] for d in after] == [folded, console]
+
+
+def test_shell_lines_inside_words_and_here_documents() -> None:
+    """Where a line of a shell text starts: inside a word (quoted, `$(…)`, after an
+    unbalanced quote) or a here-document body, or free."""
+    from mgpu_lint.lsp import _shell_line_free
+
+    def free(text: str) -> list[bool]:
+        starts = [0] + [i + 1 for i, c in enumerate(text[:-1]) if c == "\n"]
+        return [_shell_line_free(text, at) for at in starts]
+
+    assert free("a\nb 'c\nd' e\nf\n") == [True, True, False, True]
+    assert free('x "$(echo\ny)"\nz\n') == [True, False, True]
+    assert free("cat <<EOF\nbody\nEOF\nafter\n") == [True, False, False, True]
+    assert free("cat <<-'END' > f\n\tbody\n\tEND\nnext\n") == [True, False, False, True]
+    assert free("echo 'open\nmore\nstill\n") == [True, False, False]
+    assert free("a # it's a comment\nb\n") == [True, True]
+
+
 def test_hover_on_a_finding_and_on_a_suppression_code(client: Client, tmp_path: Path) -> None:
     uri = (tmp_path / "hover.yaml").as_uri()
     text = FIXABLE.replace("      containers:\n",

@@ -54,6 +54,8 @@ def test_fixtures_with_safe_fixes_cover_every_safe_fix_kind() -> None:
     codes = {f.code for p in WITH_SAFE_FIX for f in lint([p], Options()).findings
              if fixable(f, False)}
     assert {"MG006", "MG008", "MG013", "MG014", "MG109"} <= codes
+    kinds = {Path(p).suffix or Path(p).name for p in WITH_SAFE_FIX}
+    assert {".yaml", ".sh", ".md", "Dockerfile"} <= kinds  # every file kind with comments
 
 
 def _only_edits(before: str, after: str, edits: list[Edit]) -> bool:
@@ -94,6 +96,14 @@ def test_fix_removes_findings_and_touches_only_the_edited_spans(path: str) -> No
     assert not [f for f in again if f.code in ("MG000", "MG002", "MG003")]
     if path.endswith((".yaml", ".yml", ".json")):
         list(YAML(typ="safe", pure=True).load_all(result.after))
+    if path.endswith(".md"):  # each fenced YAML block still loads
+        from mgpu_lint.sources.markdown import YAML_LANGS, _blocks, _lines
+
+        blocks = [body for lang, body, _, _ in _blocks(*_lines(result.after))
+                  if lang in YAML_LANGS]
+        assert blocks, path
+        for body in blocks:
+            list(YAML(typ="safe", pure=True).load_all("\n".join(t for _, t in body)))
 
 
 @pytest.mark.parametrize("path", WITH_SAFE_FIX)

@@ -614,6 +614,22 @@ def test_a_cancelled_lint_stops_before_the_next_launch() -> None:
         assert len(asked) == n + 1  # stopped at the first True: no launch after it analysed
 
 
+def test_configuration_files_are_watched_when_the_client_can(tmp_path: Path) -> None:
+    """A client that registers file watchers dynamically is asked to watch every name a
+    configuration can have (the server re-lints on workspace/didChangeWatchedFiles)."""
+    from mgpu_lint.config import CONFIG_NAMES
+
+    capabilities = {"workspace": {"didChangeWatchedFiles": {"dynamicRegistration": True}}}
+    with running_server(tmp_path, capabilities) as c:
+        request = c.receive(lambda m: m.get("method") == "client/registerCapability")
+        c.send({"id": request["id"], "result": None})
+        (registration,) = request["params"]["registrations"]
+        assert registration["method"] == "workspace/didChangeWatchedFiles"
+        globs = {w["globPattern"] for w in registration["registerOptions"]["watchers"]}
+        assert globs == {f"**/{name}" for name in CONFIG_NAMES}
+        assert {"**/pyproject.toml", "**/mgpu-lint.toml", "**/.mgpu-lint.toml"} <= globs
+
+
 def test_config_change_on_disk_is_reapplied(client: Client, tmp_path: Path) -> None:
     uri = (tmp_path / "conf.yaml").as_uri()
     codes = {d["code"] for d in client.open(uri, FIXABLE, "yaml")["diagnostics"]}

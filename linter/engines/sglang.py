@@ -154,7 +154,11 @@ class _Walker:
                 self.positional.extend(words[i + 1:])
                 break
             if word.may_split and not text.startswith("-"):
-                i += 1  # `$ARGS`: what it holds is unknown
+                # `$ARGS`: what it holds is unknown; when it may hold any option, the settings
+                # the launch does not state are unknown too (as vLLM's walker has it)
+                if word.may_set_anything:
+                    self.b.open_span = self.b.open_span or word.span
+                i += 1
                 continue
             kind, info = _resolve(self.catalog, text)
             if kind == "positional":

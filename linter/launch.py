@@ -33,6 +33,7 @@ ENTRY_SGLANG_LAUNCH_SERVER = "sglang.launch_server"  # `python -m sglang.launch_
 ENTRY_SGLANG_SERVE = "sglang serve"  # `sglang serve --model-path M …` (console script from 0.5)
 # `python -m sglang_router.launch_server --model-path M --dp-size N …` (and its console scripts)
 ENTRY_SGLANG_ROUTER_SERVER = "sglang_router.launch_server"
+ENTRY_DYNAMO_SGLANG = "dynamo.sglang"  # a Dynamo worker: `python3 -m dynamo.sglang --model-path M …`
 
 
 @dataclass(frozen=True, slots=True)

@@ -238,9 +238,12 @@ DYNAMO = "fixtures/operators/dynamo-graph.yaml"
 def test_dynamo_workers_are_vllm_launches_without_dynamos_options(capsys):
     launches = _launches(capsys, DYNAMO)
     by_name = {la["context"]["container"]: la for la in launches}
-    # the frontend, SGLang and TensorRT-LLM workers are not vLLM; odd services give nothing
+    # the frontend and the TensorRT-LLM worker give no launch, nor do odd services; the
+    # SGLang worker is an SGLang launch
     assert sorted(by_name) == ["BrokenComponent", "FutureWorker", "MultiNodeWorker",
-                               "VllmDecodeWorker", "VllmPrefillWorker", "VllmWorker"]
+                               "SglangWorker", "VllmDecodeWorker", "VllmPrefillWorker",
+                               "VllmWorker"]
+    assert by_name["SglangWorker"]["engine"] == "sglang"
     prefill = by_name["VllmPrefillWorker"]
     assert prefill["at"] == "32:15"  # the `dynamo.vllm` item
     # --is-prefill-worker and --connector kvbm nixl are Dynamo's: not vLLM's words
@@ -266,8 +269,9 @@ def test_dynamo_workers_are_vllm_launches_without_dynamos_options(capsys):
 def test_dynamo_findings(capsys):
     out = _lint(capsys, DYNAMO)
     lines = [ln for ln in out.splitlines() if ln.startswith(DYNAMO)]
-    # tp 4 on the service's 2 GPUs, at the "4"
-    assert [ln.split(" [")[0] for ln in lines if " MG101 " in ln] == [f"{DYNAMO}:41:16: MG101"]
+    # tp 4 on the service's 2 GPUs, at the "4"; the SGLang worker's --tp 8 on its one GPU
+    assert [ln.split(" [")[0] for ln in lines if " MG101 " in ln] == [
+        f"{DYNAMO}:41:16: MG101", f"{DYNAMO}:90:54: MG101"]
     # nodeCount 2 × 4 GPUs: tp 8 spans the two pods (not a count mismatch)
     assert any(ln.startswith(f"{DYNAMO}:81:68: MG105 ") for ln in lines), out
     # sharedMemorySize "0" takes the operator's /dev/shm away
@@ -277,6 +281,100 @@ def test_dynamo_findings(capsys):
     for code in ("MG004", "MG008", "MG605", "MG606", "MG702", "Traceback", "MG000"):
         assert code not in out, out
     assert sum(" MG701 " in ln for ln in lines) == 1
+
+
+DYNAMO_SGLANG = "fixtures/operators/dynamo-sglang.yaml"
+
+
+def test_dynamo_sglang_workers_are_sglang_launches(capsys):
+    by_name = {la["context"]["container"]: la for la in _launches(capsys, DYNAMO_SGLANG)}
+    # the frontend runs no engine
+    assert sorted(by_name) == ["AggWorker", "DecodeWorker", "FutureWorker", "PrefillWorker",
+                               "SglangWorker", "ShellWorker", "WideWorker"]
+    agg = by_name["AggWorker"]
+    assert (agg["engine"], agg["entry"], agg["at"]) == ("sglang", "dynamo.sglang", "26:34")
+    # --endpoint, --dyn-reasoning-parser, --migration-limit=2 and --use-sglang-tokenizer are
+    # Dynamo's: SGLang never sees them
+    assert [(w["word"], w["at"]) for w in agg["argv"]] == [
+        ("--model-path", "28:15"), ("Qwen/Qwen3-0.6B", "29:15"),
+        ("--served-model-name", "30:15"), ("Qwen/Qwen3-0.6B", "31:15"),
+        ("--page-size", "34:15"), ("16", "35:16"), ("--tp", "36:15"), ("1", "37:16"),
+        ("--trust-remote-code", "41:15"), ("--skip-tokenizer-init", "43:15"),
+        ("--host", "44:15"), ("0.0.0.0", "45:15")]
+    assert agg["gpus"] == {"count": 1, "origin": "Dynamo resources.limits.gpu",
+                           "vendor": "nvidia", "at": "22:16"}
+    # nodeCount 2: the operator appends --dist-init-addr/--nnodes 2/--node-rank 0 to the
+    # leader's command; the words point at nodeCount
+    decode = by_name["DecodeWorker"]
+    assert decode["context"]["role"] == "multi-node-leader"
+    assert [(w["word"], w["at"]) for w in decode["argv"][-6:]] == [
+        ("--dist-init-addr", "60:20"), ("$dynamo_leader_hostname:29500", "60:20"),
+        ("--nnodes", "60:20"), ("2", "60:20"), ("--node-rank", "60:20"), ("0", "60:20")]
+    # a `sh -c` string: --dyn-tool-call-parser hermes is Dynamo's
+    assert [w["word"] for w in by_name["ShellWorker"]["argv"]] == [
+        "--model-path", "Qwen/Qwen3-8B", "--tp", "2", "--mem-fraction-static", "0.8"]
+    # an option neither Dynamo nor SGLang knows: unknown words, never an MG004
+    assert [w["word"] for w in by_name["FutureWorker"]["argv"]] == [
+        "--model-path", "Qwen/Qwen3-0.6B", "$some-later-dynamo-option", "--tp", "1"]
+    # v1beta1: --enable-multimodal is Dynamo's (it forwards it); GPUs of the `main` container
+    beta = by_name["SglangWorker"]
+    assert [w["word"] for w in beta["argv"]] == ["--model-path", "Qwen/Qwen3-8B", "--tp", "2"]
+    assert beta["gpus"]["origin"] == "nvidia.com/gpu limit"
+
+
+def test_dynamo_sglang_findings(capsys):
+    out = _lint(capsys, DYNAMO_SGLANG)
+    lines = [ln.split(" [")[0] for ln in out.splitlines() if ln.startswith(DYNAMO_SGLANG)]
+    # tp 4 on 2 GPUs; tp 16 over the 2 nodes needs 8 GPUs per pod of 4; tp 8 over 2 × 4 fits
+    assert [ln for ln in lines if " MG101" in ln] == [
+        f"{DYNAMO_SGLANG}:55:59: MG101", f"{DYNAMO_SGLANG}:80:60: MG101"]
+    assert "tp 16 over 2 nodes needs 8 GPUs on this node but the container gets 4 GPUs" in out
+    # Dynamo's options are never unknown SGLang flags; a worker serves no HTTP API of its own
+    # (--host 0.0.0.0 without --api-key is the frontend's business); the operator's
+    # --dist-init-addr with its unknown leader host is no unresolved-variable note
+    for code in ("MG004", "MG013", "MG014", "MG016", "MG605", "MG606", "MG702", "MG009",
+                 "MG823", "Traceback"):
+        assert code not in out, out
+
+
+def test_dynamo_sglang_dynamo_values_and_config_files(capsys, tmp_path):
+    path = tmp_path / "dgd.yaml"
+    path.write_text(
+        "apiVersion: nvidia.com/v1alpha1\nkind: DynamoGraphDeployment\nmetadata: {name: g}\n"
+        "spec:\n  services:\n    w:\n      componentType: worker\n"
+        "      resources: {limits: {gpu: '1'}}\n      extraPodSpec:\n        mainContainer:\n"
+        "          image: lmsysorg/sglang:v0.4.10.post2\n"
+        "          command: [python3]\n"
+        "          args: [-m, dynamo.sglang, --model-path, Qwen/Qwen3-0.6B, --load-format, gms,\n"
+        "                 --disagg-config, /cfg/disagg.yaml, --disagg-config-key, prefill]\n")
+    (la,) = _launches(capsys, str(path))
+    # "gms" is a load format Dynamo adds to SGLang's choices (its GPU Memory Service loader);
+    # --disagg-config's section becomes SGLang's --config file: settings unknown
+    assert [w["word"] for w in la["argv"]] == ["--model-path", "Qwen/Qwen3-0.6B",
+                                               "$disagg-config"]
+    out = _lint(capsys, str(path))
+    for code in ("MG004", "MG005", "MG006", "MG013", "Traceback"):
+        assert code not in out, out
+
+
+def test_sglang_words_that_may_set_any_option_make_unstated_settings_unknown(capsys, tmp_path):
+    # Qwen3-32B's weights on one 24 GB L4 at SGLang's default tp 1 do not load (MG824); a
+    # `$EXTRA` may hold --quantization or --tp, so the default is not known and nothing rests
+    # on it (as vLLM's walker has it)
+    found = {}
+    for name, extra in (("plain", ""), ("extra", " $EXTRA")):
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: s}\nspec:\n"
+            "  template:\n    spec:\n"
+            "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4}\n      containers:\n"
+            "        - name: s\n          image: lmsysorg/sglang:v0.5.5\n"
+            "          command: [sh, -c, 'python3 -m sglang.launch_server"
+            f" --model-path Qwen/Qwen3-32B{extra}']\n"
+            "          resources: {limits: {nvidia.com/gpu: 1}}\n")
+        found[name] = _lint(capsys, str(path))
+    assert " MG824 [error]" in found["plain"], found["plain"]
+    assert " MG824 " not in found["extra"] and "Traceback" not in found["extra"], found["extra"]
 
 
 RAYJOB_CLUSTER = "fixtures/operators/rayjob-cluster.yaml"

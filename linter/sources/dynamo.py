@@ -1,5 +1,6 @@
 """NVIDIA Dynamo ``DynamoGraphDeployment`` (nvidia.com/v1alpha1): each service whose main
-container runs ``python3 -m dynamo.vllm …`` is a vLLM engine.
+container runs ``python3 -m dynamo.vllm …`` is a vLLM engine, ``python3 -m dynamo.sglang …``
+an SGLang engine.
 
 The resource (ai-dynamo/dynamo main at 015d780b, deploy/operator/api/v1alpha1/common.go and
 dynamocomponentdeployment_types.go): ``spec.services`` maps a service name to a component
@@ -30,8 +31,29 @@ be a Dynamo option of a release not read, so it is left out too and makes the se
 launch does not state unknown, never an MG004.  The worker serves no HTTP API itself (the
 Dynamo frontend does): it takes requests from the Dynamo runtime.
 
-SGLang and TensorRT-LLM workers (``dynamo.sglang``, ``dynamo.trtllm``) and the frontend are
-not vLLM: they give no launch.
+What ``python3 -m dynamo.sglang`` accepts (components/src/dynamo/sglang/args.py ``parse_args``
+at 010ba752; the older single-parser layout with ``DYNAMO_ARGS`` and ``--config-key``, read in
+the same file's history): Dynamo's runtime and SGLang-wrapper options (``DynamoRuntimeArgGroup``,
+``DynamoSGLangArgGroup`` in sglang/backend_args.py) are parsed first with ``parse_known_args``
+— SGLang's options are only shown in that parser's help (appended to a group's
+``_group_actions``), so they are not its options — then the router-advertisement flags
+(``parse_worker_router_config``, imported by that args.py from
+common/configuration/groups/router_args.py; ``--router-*`` options, not listed here: each is an
+unknown-words marker), and the
+rest goes to a parser built by SGLang's own ``ServerArgs.add_cli_args`` (``parse_args``: what
+SGLang refuses, Dynamo refuses).  Dynamo's options are taken out (``DYNAMO_SGLANG_FLAGS``, the
+union of the releases read); an option neither Dynamo's nor SGLang's is left out with an
+unknown-words marker, as for vLLM.  ``--enable-multimodal`` is Dynamo's (it forwards it).
+
+With ``multinode.nodeCount`` > 1 the operator appends ``--dist-init-addr <leader>:29500
+--nnodes N --node-rank R`` to each pod's command (backend_sglang.go ``getMultinodeFlags`` at
+015d780b; injectFlagsIntoContainerCommand appends them to an exec-form ``args``, and in a
+``sh -c`` script inserts them at the end of the Python command, before any shell operator):
+they come after the user's words and win (argparse keeps the last).  The launch read here is
+the leader's (rank 0); the words the operator adds point at ``nodeCount``.  Every pod runs the
+engine on its own ``gpu`` GPUs, so no Ray cluster is assumed.
+
+TensorRT-LLM workers (``dynamo.trtllm``) and the frontend give no launch.
 """
 
 from __future__ import annotations
@@ -41,10 +63,12 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from ..engines.catalog import vllm_catalog, vllm_versions
+from ..engines.catalog import SGLANG_VERSIONS, sglang_catalog, vllm_catalog, vllm_versions
 from ..launch import (
+    ENTRY_DYNAMO_SGLANG,
     ENTRY_VLLM_API_SERVER,
     MULTI_NODE_LEADER,
+    SGLANG,
     VLLM,
     Context,
     EnvVar,
@@ -60,6 +84,7 @@ from .yamlnodes import Doc, get, get_str, is_map, is_scalar, items, pairs
 DYNAMO_API = "nvidia.com/"
 DGD_KINDS = ("DynamoGraphDeployment",)
 VLLM_MODULE = "dynamo.vllm"
+SGLANG_MODULE = "dynamo.sglang"
 _PYTHON = re.compile(r"^python(?:\d+(?:\.\d+)?)?$")
 _SHELLS = ("sh", "bash", "dash", "zsh")
 
@@ -104,6 +129,46 @@ DYNAMO_FLAGS: dict[str, int | str] = {
 }
 
 
+# Dynamo's own options of `python3 -m dynamo.sglang` (same value convention).  Runtime
+# options: common/configuration/groups/runtime_args.py DynamoRuntimeArgGroup (007ec174;
+# --endpoint-types keeps its obsolete spelling --dyn-endpoint-types); SGLang-wrapper options:
+# sglang/backend_args.py DynamoSGLangArgGroup (02ae17cc, and the later release with
+# --enable-multimodal/--dedicated-mm-encoder/--enable-rl/--sglang-trace-level); the older
+# sglang/args.py DYNAMO_ARGS (--migration-limit, --store-kv, --config-key, store_true flags).
+_SGL_BOOL = ("--fpm-trace", "--exclude-tools-when-tool-choice-none",
+             "--multimodal-embedding-cache-publisher", "--tcp-tls-insecure",
+             "--nats-tls-insecure", "--dyn-enable-structural-tag",
+             "--use-sglang-tokenizer", "--multimodal-processor", "--multimodal-encode-worker",
+             "--multimodal-worker", "--embedding-worker", "--image-diffusion-worker",
+             "--video-generation-worker", "--enable-multimodal", "--dedicated-mm-encoder",
+             "--enable-rl", "--frontend-decoding")
+_SGL_VALUE = ("--namespace", "--endpoint", "--kv-state-endpoint", "--discovery-backend",
+              "--request-plane", "--response-plane", "--event-plane", "--dyn-tool-call-parser",
+              "--dyn-reasoning-parser", "--dyn-default-thinking-mode",
+              "--dyn-structural-tag-scope", "--dyn-structural-tag-schema",
+              "--custom-jinja-template", "--endpoint-types", "--dyn-endpoint-types",
+              "--dump-config-to", "--multimodal-embedding-cache-capacity-gb",
+              "--media-output-fs-url", "--media-output-http-url", "--health-check-payload",
+              "--engine-request-limit", "--tcp-tls-cert-path", "--tcp-tls-key-path",
+              "--tcp-tls-ca-cert-path", "--tcp-tls-server-name", "--tcp-tls-handshake-timeout",
+              "--tcp-tls-client-cert-path", "--tcp-tls-client-key-path",
+              "--tcp-tls-client-ca-cert-path", "--nats-tls-ca-cert-path",
+              "--nats-tls-client-cert-path", "--nats-tls-client-key-path",
+              "--migration-limit", "--store-kv", "--config-key", "--disagg-config",
+              "--disagg-config-key", "--afd-attention-ratio", "--afd-ffn-endpoint",
+              "--afd-microbatch-size", "--afd-sync-timeout-ms", "--embedding-transfer-mode",
+              "--sglang-trace-level")
+DYNAMO_SGLANG_FLAGS: dict[str, int | str] = {
+    **{f: 0 for f in _SGL_BOOL},
+    **{"--no-" + f[2:]: 0 for f in _SGL_BOOL},
+    **{f: 1 for f in _SGL_VALUE},
+    "--connector": "*", "--output-modalities": "*",
+    "--dyn-structural-tag": "?",
+}
+# backend_sglang.go SglangPort: the leader's --dist-init-addr port
+_SGLANG_DIST_PORT = "29500"
+
+
 def is_dgd(root: Any) -> bool:
     return (get_str(root, "kind") in DGD_KINDS
             and (get_str(root, "apiVersion") or "").startswith(DYNAMO_API))
@@ -117,6 +182,24 @@ def _vllm_names() -> frozenset[str]:
         for opt in vllm_catalog(version).options:
             names.update(n for n in opt.names)
     return frozenset(names)
+
+
+@lru_cache(maxsize=1)
+def _sglang_names() -> frozenset[str]:
+    """Every option spelling of every catalogued SGLang release."""
+    names: set[str] = set()
+    for version in SGLANG_VERSIONS:
+        for opt in sglang_catalog(version).options:
+            names.update(opt.names)
+    return frozenset(names)
+
+
+def _is_sglang_flag(flag: str) -> bool:
+    """A spelling SGLang's argparse parser may accept: a name or a prefix of one (exact
+    spellings, allow_abbrev on; engines/sglang.py)."""
+    names = _sglang_names()
+    return flag in names or (flag.startswith("--") and len(flag) > 3
+                             and any(n.startswith(flag) for n in names))
 
 
 def _is_vllm_flag(flag: str) -> bool:
@@ -214,8 +297,9 @@ def _argv(doc: Doc, main: Any, env: dict[str, EnvVar]) -> list[list[Word]]:
     return [words]
 
 
-def _dynamo_vllm(words: list[Word]) -> int | None:
-    """Index of the first engine argument when ``words`` run ``python -m dynamo.vllm``."""
+def _dynamo_module(words: list[Word]) -> tuple[int, str] | None:
+    """Index of the first engine argument and the module when ``words`` run ``python -m
+    dynamo.vllm`` or ``python -m dynamo.sglang``."""
     i = 0
     while i < len(words) and words[i].text in ("exec", "nohup", "setsid"):
         i += 1
@@ -225,19 +309,25 @@ def _dynamo_vllm(words: list[Word]) -> int | None:
     while i < len(words):
         t = words[i].text
         if t == "-m":
-            return i + 2 if i + 1 < len(words) and words[i + 1].text == VLLM_MODULE else None
-        if t == "-m" + VLLM_MODULE:
-            return i + 1
+            if i + 1 < len(words) and words[i + 1].text in (VLLM_MODULE, SGLANG_MODULE):
+                return i + 2, words[i + 1].text
+            return None
+        if t in ("-m" + VLLM_MODULE, "-m" + SGLANG_MODULE):
+            return i + 1, t[2:]
         if not t.startswith("-") or t.startswith("-m"):
             return None
         i += 1
     return None
 
 
-def _engine_args(words: list[Word]) -> list[Word]:
-    """vLLM's words of a ``dynamo.vllm`` command line: Dynamo's options taken out; an option
-    neither Dynamo nor vLLM knows is left out with what follows it up to the next option, and
-    a marker takes its place (the engine may get any setting from it)."""
+def _engine_args(words: list[Word], module: str = VLLM_MODULE) -> list[Word]:
+    """The engine's words of a ``dynamo.vllm``/``dynamo.sglang`` command line: Dynamo's
+    options taken out; an option neither Dynamo nor the engine knows is left out with what
+    follows it up to the next option, and a marker takes its place (the engine may get any
+    setting from it)."""
+    sglang = module == SGLANG_MODULE
+    flags = DYNAMO_SGLANG_FLAGS if sglang else DYNAMO_FLAGS
+    known = _is_sglang_flag if sglang else _is_vllm_flag
     out: list[Word] = []
     i = 0
     n = len(words)
@@ -248,8 +338,25 @@ def _engine_args(words: list[Word]) -> list[Word]:
             out.extend(words[i:])
             break
         name = t.split("=", 1)[0] if t.startswith("--") else t
-        nargs = DYNAMO_FLAGS.get(name) if t.startswith("--") else None
-        if nargs is None and t.startswith("--") and not _is_vllm_flag(name):
+        nargs = flags.get(name) if t.startswith("--") else None
+        if sglang and name == "--load-format" and (
+                t == "--load-format=gms" or
+                (t == name and i + 1 < n and words[i + 1].text == "gms")):
+            # args.py parse_args adds "gms" to SGLang's --load-format choices; main.py then
+            # loads the weights through Dynamo's GPU Memory Service loader
+            i += 1 if "=" in t else 2
+            continue
+        if sglang and name == "--disagg-config":
+            # args.py parse_args: the file's section becomes SGLang's `--config <tmp>`, whose
+            # settings SGLang merges under the command line's (ConfigArgumentMerger)
+            out.append(_marker(w, "disagg-config"))
+        if nargs is None and t.startswith("--") and sglang and name not in _sglang_names() \
+                and len(name) > 3 and any(f.startswith(name) for f in flags):
+            # Dynamo's parser (allow_abbrev, its own options only) takes a prefix of one of
+            # its options; which one, in a release not read, is not known
+            out.append(_marker(w, name.lstrip("-")))
+            nargs = "*"
+        elif nargs is None and t.startswith("--") and not known(name):
             # an option of a Dynamo release not read, or a typo: what it takes is unknown
             out.append(_marker(w, name.lstrip("-")))
             nargs = "*"
@@ -313,22 +420,53 @@ def _workers(doc: Doc, name: Located, holder: Any, main: Any, pod: Any,
              env: dict[str, EnvVar], gpus: GpuRequest | None,
              shm: tuple[Located | None, int | None], base: Context, found: Found) -> None:
     for words in _argv(doc, main, env):
-        start = _dynamo_vllm(words)
-        if start is None:
+        hit = _dynamo_module(words)
+        if hit is None:
             continue
+        start, module = hit
+        args = _engine_args(words[start:], module)
+        if module == SGLANG_MODULE:
+            args += _sglang_multinode(doc, holder)
         found.launches.append(_launch(doc, name, holder, main, pod, base, env, gpus, shm,
-                                      words[start - 1], tuple(_engine_args(words[start:]))))
+                                      words[start - 1], tuple(args), module))
+
+
+def _sglang_multinode(doc: Doc, holder: Any) -> list[Word]:
+    """The words the operator adds to the leader's SGLang command with ``nodeCount`` > 1
+    (backend_sglang.go getMultinodeFlags): ``--dist-init-addr <leader>:29500 --nnodes N
+    --node-rank 0``; the leader's host name is the deployer's (Grove or LWS), unknown here."""
+    nodes = get(holder, "multinode", "nodeCount")
+    if not (is_scalar(nodes) and nodes.value.strip().isdigit() and int(nodes.value) > 1):
+        return []
+    span = doc.span(nodes)
+    addr = _marker_at(span, "dynamo_leader_hostname", ":" + _SGLANG_DIST_PORT)
+    return [_word_at(span, "--dist-init-addr"), addr, _word_at(span, "--nnodes"),
+            _word_at(span, str(int(nodes.value))), _word_at(span, "--node-rank"),
+            _word_at(span, "0")]
+
+
+def _word_at(span: Any, text: str) -> Word:
+    """A word the operator adds to the command, shown at the field that makes it add it."""
+    return Word(text, CharMap.table([span.start] * len(text), [span.end] * len(text), span.end),
+                False, ())
+
+
+def _marker_at(span: Any, name: str, tail: str) -> Word:
+    text = "$" + name + tail
+    return Word(text, CharMap.table([span.start] * len(text), [span.end] * len(text), span.end),
+                False, (VarRef(name, span, split=False),))
 
 
 def _launch(doc: Doc, name: Located, holder: Any, main: Any, pod: Any, base: Context,
             env: dict[str, EnvVar], gpus: GpuRequest | None,
             shm: tuple[Located | None, int | None], program: Word,
-            args: tuple[Word, ...]) -> Launch:
+            args: tuple[Word, ...], module: str = VLLM_MODULE) -> Launch:
     from .kubernetes import _node_labels
 
     replicas = get(holder, "replicas")
     nodes = get(holder, "multinode", "nodeCount")
     multinode = is_scalar(nodes) and nodes.value.strip().isdigit() and int(nodes.value) > 1
+    sglang = module == SGLANG_MODULE
     image = get(main, "image")
     ctx = Context(
         kind="k8s",
@@ -342,7 +480,8 @@ def _launch(doc: Doc, name: Located, holder: Any, main: Any, pod: Any, base: Con
         # with nodeCount > 1 the leader's engine spans nodeCount pods (Ray, or mp with
         # --nnodes, backend_vllm.go updateVLLMMultinodeArgs): the GPUs are the group's and
         # each pod holds the service's `gpu`
-        ray_cluster=multinode,
+        # SGLang: each pod runs the engine with its --node-rank on its own GPUs
+        ray_cluster=multinode and not sglang,
         replicas=(Located(replicas.value, doc.span(replicas), doc.source)
                   if is_scalar(replicas) else None),
         image=(Located(image.value, doc.span(image), doc.source) if is_scalar(image) else None),
@@ -355,8 +494,8 @@ def _launch(doc: Doc, name: Located, holder: Any, main: Any, pod: Any, base: Con
     )
     return Launch(
         source=doc.source,
-        engine=VLLM,
-        entry=ENTRY_VLLM_API_SERVER,
+        engine=SGLANG if sglang else VLLM,
+        entry=ENTRY_DYNAMO_SGLANG if sglang else ENTRY_VLLM_API_SERVER,
         program=program,
         args=args,
         env=env,
@@ -367,4 +506,4 @@ def _launch(doc: Doc, name: Located, holder: Any, main: Any, pod: Any, base: Con
     )
 
 
-__all__ = ["DYNAMO_FLAGS", "extract_dgd", "is_dgd"]
+__all__ = ["DYNAMO_FLAGS", "DYNAMO_SGLANG_FLAGS", "extract_dgd", "is_dgd"]

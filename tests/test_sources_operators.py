@@ -303,13 +303,13 @@ def test_dynamo_sglang_workers_are_sglang_launches(capsys):
         ("--host", "44:15"), ("0.0.0.0", "45:15")]
     assert agg["gpus"] == {"count": 1, "origin": "Dynamo resources.limits.gpu",
                            "vendor": "nvidia", "at": "22:16"}
-    # nodeCount 2: the operator appends --dist-init-addr/--nnodes 2/--node-rank 0 to the
-    # leader's command; the words point at nodeCount
+    # nodeCount 2: the operator appends --dist-init-addr and --nnodes 2 to the leader's
+    # command (its --node-rank 0 is SGLang's default); the words point at nodeCount
     decode = by_name["DecodeWorker"]
     assert decode["context"]["role"] == "multi-node-leader"
-    assert [(w["word"], w["at"]) for w in decode["argv"][-6:]] == [
-        ("--dist-init-addr", "60:20"), ("$dynamo_leader_hostname:29500", "60:20"),
-        ("--nnodes", "60:20"), ("2", "60:20"), ("--node-rank", "60:20"), ("0", "60:20")]
+    assert [(w["word"], w["at"]) for w in decode["argv"][-5:]] == [
+        ("decode", "68:87"), ("--dist-init-addr", "60:20"),
+        ("$dynamo_leader_hostname:29500", "60:20"), ("--nnodes", "60:20"), ("2", "60:20")]
     # a `sh -c` string: --dyn-tool-call-parser hermes is Dynamo's
     assert [w["word"] for w in by_name["ShellWorker"]["argv"]] == [
         "--model-path", "Qwen/Qwen3-8B", "--tp", "2", "--mem-fraction-static", "0.8"]

@@ -433,16 +433,17 @@ def _workers(doc: Doc, name: Located, holder: Any, main: Any, pod: Any,
 
 def _sglang_multinode(doc: Doc, holder: Any) -> list[Word]:
     """The words the operator adds to the leader's SGLang command with ``nodeCount`` > 1
-    (backend_sglang.go getMultinodeFlags): ``--dist-init-addr <leader>:29500 --nnodes N
-    --node-rank 0``; the leader's host name is the deployer's (Grove or LWS), unknown here."""
+    (backend_sglang.go getMultinodeFlags): ``--dist-init-addr <leader>:29500 --nnodes N``; the
+    leader's host name is the deployer's (Grove or LWS), unknown here.  Its ``--node-rank 0``
+    is SGLang's default (ServerArgs.node_rank = 0), so it is left out: a word "0" placed at
+    ``nodeCount`` would not be the text there."""
     nodes = get(holder, "multinode", "nodeCount")
     if not (is_scalar(nodes) and nodes.value.strip().isdigit() and int(nodes.value) > 1):
         return []
     span = doc.span(nodes)
     addr = _marker_at(span, "dynamo_leader_hostname", ":" + _SGLANG_DIST_PORT)
     return [_word_at(span, "--dist-init-addr"), addr, _word_at(span, "--nnodes"),
-            _word_at(span, str(int(nodes.value))), _word_at(span, "--node-rank"),
-            _word_at(span, "0")]
+            _word_at(span, nodes.value.strip())]
 
 
 def _word_at(span: Any, text: str) -> Word:

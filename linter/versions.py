@@ -23,3 +23,10 @@ def version_key(version: str) -> tuple[int, ...]:
     elif kind in ("rc", "dev"):
         extra = -1
     return (int(major), int(minor), int(patch or 0), extra)
+
+
+def pip_pin_pattern(package: str) -> re.Pattern[str]:
+    """`pip install PACKAGE==X` (also `pip3`, `uv pip`, `python -m pip`, extras such as
+    `PACKAGE[all]==X`, quoted): group 1 is the release."""
+    return re.compile(r"\b(?:pip3?|uv\s+pip|python3?\s+-m\s+pip)\s+install\b[^\n;&|]*?"
+                      rf"[\s'\"]{re.escape(package)}(?:\[[^\]]*\])?==\s*([0-9][0-9A-Za-z.+\-]*)")

@@ -363,3 +363,14 @@ def test_glued_list_item(tmp_path) -> None:
     _, findings = parse_launch(launch)
     assert [f.code for f in findings] == ["MG014"]
     assert 'split it into two list items: "--tp", "2"' in (findings[0].hint or "")
+
+
+def test_pip_pin_pins_the_release() -> None:
+    """`pip install sglang==X` in the file installs that release (it replaces the image's):
+    0.5.5 rejects the ambiguous --pp (an error once pinned), 0.4.10.post2 reads it as --pp-size."""
+    _, findings = one("pip install 'sglang[all]==0.5.5'\n"
+                      f"python3 -m sglang.launch_server --model-path {MODEL} --pp 2\n")
+    assert [f.split("]")[0] for f in findings] == ["MG004 error [--pp"]
+    _, findings = one("uv pip install sglang==0.4.10.post2\n"
+                      f"python3 -m sglang.launch_server --model-path {MODEL} --pp 2\n")
+    assert findings == []

@@ -203,7 +203,7 @@ def test_sglang_launch_shows_its_catalog_and_layout(capsys: pytest.CaptureFixtur
     assert code == 0, out
     la = json.loads(out)["launches"][0]
     assert la["catalog"] == "sglang 0.5.5"
-    assert la["release"] == {"requested": "0.5.5", "from": "image tag"}
+    assert la["release"] == {"requested": "0.5.5", "from": "image tag or pip install"}
     lay = la["deployment"]["layout"]
     assert (lay["tp"], lay["dp"], lay["gpus_per_node"], lay["known"]) == (4, 2, 8, True)
     assert "memory" not in la["deployment"]

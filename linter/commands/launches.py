@@ -127,7 +127,8 @@ def launch_dict(la: Launch, target_version: str | None = None,
             # an engine whose image tag names the release (SGLang): else its newest catalogue
             pin = adapter.release_pin(la)
             catalog = f"{la.engine} {adapter.catalog(pin or '').version}"
-            release = {"requested": pin, "from": "image tag" if pin else "newest catalogued"}
+            release = {"requested": pin, "from": "image tag or pip install" if pin else
+                       "newest catalogued"}
     return {
         "path": src.path,
         "at": pos(la.program.span.start),
@@ -172,7 +173,8 @@ def render_text(launches: list[Launch], target_version: str | None = None,
                    + (f"; the file's {d['version_pin']} names no release"
                       if d["version_pin"] else "; the file pins none"),
                    "default": "the default: no pin in the file, no target-version",
-                   "image tag": f"pinned {rel['requested']} by the image tag",
+                   "image tag or pip install": f"pinned {rel['requested']} in the file: "
+                                               "image tag or pip install",
                    "newest catalogued": "the newest catalogued: the image pins none"}[rel["from"]]
             out.append(f"  flags: {d['catalog']} catalog ({why})")
         g = d["gpus"]

@@ -34,7 +34,7 @@ from typing import Any
 from ..findings import Finding, Severity
 from ..launch import ENTRY_SGLANG_SERVE, SGLANG, Launch
 from ..source import Span, Word
-from ..versions import version_key
+from ..versions import pip_pin_pattern, version_key
 from .adapter import GPU_LAYOUT, HTTP_API, SGLANG_ARGS, Bind, Engine
 from .catalog import SGLANG_VERSIONS, FlagCatalog, Match, OptionSpec, sglang_catalog
 from .invocation import Builder, Invocation, ModelRef, OptionValue
@@ -44,10 +44,18 @@ MODEL_KEY = "model_path"  # dest of --model-path/--model (ServerArgs.add_cli_arg
 _IMAGE_TAG = re.compile(r"(?:^|/)lmsysorg/sglang:v(\d+\.\d+\.\d+(?:\.post\d+)?)(?:-|$)")
 
 
+_PIP_PIN = pip_pin_pattern("sglang")
+
+
 def pinned_release(launch: Launch) -> str | None:
-    """The catalogued release the launch's image tag names, if any."""
-    image = launch.context.image
-    m = _IMAGE_TAG.search(image.value) if image is not None else None
+    """The catalogued release a `pip install sglang==X` in the launch's file installs (a
+    Dockerfile's RUN, a setup script: it replaces what the image holds), else the one its
+    image tag names, if any."""
+    m = _PIP_PIN.search(launch.source.text) if "sglang==" in launch.source.text or \
+        "sglang[" in launch.source.text else None
+    if m is None:
+        image = launch.context.image
+        m = _IMAGE_TAG.search(image.value) if image is not None else None
     return m.group(1) if m and m.group(1) in SGLANG_VERSIONS else None
 
 

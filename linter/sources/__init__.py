@@ -10,6 +10,7 @@ import re
 from ..findings import Finding, Severity
 from ..launch import Context, HpaInfo, Launch, Located, ServiceInfo
 from ..source import SourceFile, Span
+from ..versions import pip_pin_pattern
 from ..yamlsrc import YamlError, compose_documents
 from .commandline import Found, Scope, search_script
 from .compose import extract_compose, is_compose
@@ -38,8 +39,7 @@ class FileResult:
     ignores: list[tuple[Span, str]] = field(default_factory=list)
 
 
-_PIP_PIN = re.compile(r"\b(?:pip3?|uv\s+pip|python3?\s+-m\s+pip)\s+install\b[^\n;&|]*?"
-                      r"[\s'\"]vllm(?:\[[^\]]*\])?==\s*([0-9][0-9A-Za-z.+\-]*)")
+_PIP_PIN = pip_pin_pattern("vllm")
 _HELM = re.compile(r"\{\{")
 # `key: {{ … }}` or `- {{ … }}`: a template where YAML expects a value (it would read a flow
 # mapping); templates inside quoted strings and block scalars are ordinary text

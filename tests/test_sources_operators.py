@@ -288,7 +288,8 @@ DYNAMO_SGLANG = "fixtures/operators/dynamo-sglang.yaml"
 
 def test_dynamo_sglang_workers_are_sglang_launches(capsys):
     by_name = {la["context"]["container"]: la for la in _launches(capsys, DYNAMO_SGLANG)}
-    # the frontend runs no engine
+    # the frontend runs no engine; the image diffusion worker's arguments are SGLang's
+    # diffusion server's, not the LLM server's the catalogs hold: no launch
     assert sorted(by_name) == ["AggWorker", "DecodeWorker", "FutureWorker", "PrefillWorker",
                                "SglangWorker", "ShellWorker", "WideWorker"]
     agg = by_name["AggWorker"]

@@ -53,6 +53,8 @@ they come after the user's words and win (argparse keeps the last).  The launch 
 the leader's (rank 0); the words the operator adds point at ``nodeCount``.  Every pod runs the
 engine on its own ``gpu`` GPUs, so no Ray cluster is assumed.
 
+Image and video diffusion workers (``--image-diffusion-worker``, ``--video-generation-worker``:
+their engine arguments go to SGLang's diffusion ServerArgs, not the LLM server's),
 TensorRT-LLM workers (``dynamo.trtllm``) and the frontend give no launch.
 """
 
@@ -424,11 +426,29 @@ def _workers(doc: Doc, name: Located, holder: Any, main: Any, pod: Any,
         if hit is None:
             continue
         start, module = hit
+        if module == SGLANG_MODULE and _diffusion_worker(words[start:]):
+            continue
         args = _engine_args(words[start:], module)
         if module == SGLANG_MODULE:
             args += _sglang_multinode(doc, holder)
         found.launches.append(_launch(doc, name, holder, main, pod, base, env, gpus, shm,
                                       words[start - 1], tuple(args), module))
+
+
+# args.py parse_args: an image or video diffusion worker's engine arguments are parsed by SGLang's
+# diffusion ServerArgs (diffusion_args.py parse_diffusion_args), another parser than the LLM
+# server's that the catalogs hold: such a worker gives no launch
+_DIFFUSION_FLAGS = ("--image-diffusion-worker", "--video-generation-worker")
+
+
+def _diffusion_worker(words: list[Word]) -> bool:
+    on = False
+    for w in words:
+        if w.text in _DIFFUSION_FLAGS:
+            on = True
+        elif w.text in ("--no-" + f[2:] for f in _DIFFUSION_FLAGS):
+            on = False  # add_negatable_bool_argument: the last one wins
+    return on
 
 
 def _sglang_multinode(doc: Doc, holder: Any) -> list[Word]:

@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterator
 
 from mgpu_lint.deployment import Deployment
-from mgpu_lint.engines.adapter import HTTP_API, LLAMA_ARGS, PARALLEL_LAYOUT
+from mgpu_lint.engines.adapter import GPU_LAYOUT, HTTP_API, LLAMA_ARGS, PARALLEL_LAYOUT
 from mgpu_lint.findings import Finding, Related, Severity
 from mgpu_lint.policy import SHM_MIN_BYTES
 from mgpu_lint.sizing.display import fixed
@@ -124,8 +124,8 @@ def hpa_on_gpu_utilization(d: Deployment) -> Iterator[Finding]:
 
 
 @rule("MG701", "missing-shm", Severity.WARNING,
-      "a multi-GPU vLLM container without a large /dev/shm",
-      needs={PARALLEL_LAYOUT})
+      "a multi-GPU engine container without a large /dev/shm",
+      needs={GPU_LAYOUT})
 def missing_shm(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds vLLM launches whose world size (tp × pp) exceeds 1 inside a container
@@ -143,6 +143,9 @@ def missing_shm(d: Deployment) -> Iterator[Finding]:
             emptyDir: {medium: Memory, sizeLimit: 16Gi}
 
     compose — `ipc: host` or `shm_size: 16gb`; docker run — `--ipc=host` or `--shm-size 16g`.
+    SGLang's tensor-parallel ranks all-reduce through NCCL too (torch.distributed's nccl
+    backend: ModelRunner.init_torch_distributed, sglang/srt/model_executor/model_runner.py,
+    0.5.5), so the same holds for its containers.
     KubeRay pods are not reported: the operator mounts one.
     """
     ctx = d.context
@@ -166,9 +169,11 @@ def missing_shm(d: Deployment) -> Iterator[Finding]:
            "run the container with --ipc=host or --shm-size 16g")
     related = tuple(Related(d.source, s.span, f"{n} {s.value}") for n, s in
                     lay.explicit_sizes if s.span is not None)
+    users = "NCCL and vLLM's workers need" if d.adapter.has(PARALLEL_LAYOUT) else \
+        f"NCCL between {d.adapter.display}'s ranks needs"
     yield missing_shm.finding(
         f"world size {lay.world_size} ({lay.describe_world()}) in a container with {where}: "
-        "NCCL and vLLM's workers need shared memory",
+        f"{users} shared memory",
         d.source, span, hint=fix, related=related,
     )
 

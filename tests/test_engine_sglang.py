@@ -149,7 +149,7 @@ def test_engine_interface() -> None:
     assert engine.has(HTTP_API) and not engine.has(PARALLEL_LAYOUT)
     assert engine.default_port == 30000 and engine.api_key_env == ()
     codes = {r.code for r in checks_for(engine)}
-    assert {"MG101", "MG102", "MG605", "MG606", "MG702", "MG820", "MG823"} <= codes
+    assert {"MG101", "MG102", "MG605", "MG606", "MG701", "MG702", "MG820", "MG823"} <= codes
     assert engine.has(GPU_LAYOUT) and engine.layout is not None
     assert not {"MG103", "MG301", "MG305", "MG501", "MG601", "MG801"} & codes
 

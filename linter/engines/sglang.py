@@ -437,18 +437,25 @@ def _convert(spec: OptionSpec, raw: str) -> tuple[Any, str | None, bool]:
     return value, None, False
 
 
+def parse_with(launch: Launch, needed: Mapping[str, tuple[str, ...]], engine: str,
+               catalog_for: Any, walker: type[_Walker]) -> tuple[Invocation, list[Finding]]:
+    """Walk ``launch`` with ``walker`` over the catalog of the release it pins (else the
+    newest): SGLang's server and the router that starts it parse the same way."""
+    pinned = pinned_release(launch)
+    catalog = catalog_for(pinned) if pinned else catalog_for()
+    b = Builder(launch, catalog, catalog.version, dict(needed))
+    w = walker(launch, b, catalog, pinned is not None)
+    w.walk()
+    model = w.model()
+    b.duplicates(b.argv, describe=lambda o: o.spelling if o.raw is None else
+                 f"{o.spelling} {o.raw}")
+    return b.build(engine, launch.entry, model), b.findings
+
+
 def parse_sglang(launch: Launch, version: str | None,
                  needed: Mapping[str, tuple[str, ...]]) -> tuple[Invocation, list[Finding]]:
     """``version`` (vLLM's target-version) and the launch's pin are vLLM facts: not used."""
-    pinned = pinned_release(launch)
-    catalog = sglang_catalog(pinned) if pinned else sglang_catalog()
-    b = Builder(launch, catalog, catalog.version, dict(needed))
-    walker = _Walker(launch, b, catalog, pinned is not None)
-    walker.walk()
-    model = walker.model()
-    b.duplicates(b.argv, describe=lambda o: o.spelling if o.raw is None else
-                 f"{o.spelling} {o.raw}")
-    return b.build(SGLANG, launch.entry, model), b.findings
+    return parse_with(launch, needed, SGLANG, sglang_catalog, _Walker)
 
 
 def _default_bind(d: object) -> Bind:

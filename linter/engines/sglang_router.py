@@ -115,15 +115,7 @@ def _router_suggestion(catalog: FlagCatalog, written: str) -> str | None:
 def parse_router(launch: Launch, version: str | None,
                  needed: Mapping[str, tuple[str, ...]]) -> tuple[Invocation, list[Finding]]:
     """``version`` (vLLM's target-version) is a vLLM fact: not used."""
-    pinned = sg.pinned_release(launch)
-    catalog = router_catalog(pinned) if pinned else router_catalog()
-    b = Builder(launch, catalog, catalog.version, dict(needed))
-    walker = _RouterWalker(launch, b, catalog, pinned is not None)
-    walker.walk()
-    model = walker.model()
-    b.duplicates(b.argv, describe=lambda o: o.spelling if o.raw is None else
-                 f"{o.spelling} {o.raw}")
-    return b.build(SGLANG_ROUTER, launch.entry, model), b.findings
+    return sg.parse_with(launch, needed, SGLANG_ROUTER, router_catalog, _RouterWalker)
 
 
 def _layout(inv: Invocation, launch: Launch) -> object:

@@ -194,11 +194,21 @@ def nodes_without_init_address(d: Deployment) -> Iterator[Finding]:
     )
 
 
+# Settings that change how many weight bytes reach the GPU (online quantization, offload, a
+# load format of its own): with any of them given the checkpoint's size is no lower bound.
+# Keys of the 0.4.10.post2, 0.5.5 and 0.5.23 catalogs.
+_WEIGHTS_CHANGED_BY = ("quantization", "torchao_config", "modelopt_quant", "quantize_and_serve",
+                       "cpu_offload_gb", "offload_group_size", "offload_mode",
+                       "ple_offload_embedding", "load_format")
+
+
 @rule("MG824", "static-memory-below-weights", Severity.ERROR,
       "SGLang's static memory (card × --mem-fraction-static) cannot hold the weights",
       needs={SGLANG_ARGS},
       reads=("model", "tensor_parallel_size", "pipeline_parallel_size", "mem_fraction_static",
-             "cpu_offload_gb", "load_format", "dtype", "quantization"))
+             "dtype", "quantization", "torchao_config", "modelopt_quant", "quantize_and_serve",
+             "cpu_offload_gb", "offload_group_size", "offload_mode", "ple_offload_embedding",
+             "load_format"))
 def static_memory_below_weights(d: Deployment) -> Iterator[Finding]:
     """
     What it does: compares the model's weights per GPU — at least parameters × bits / (tp ×
@@ -211,6 +221,10 @@ def static_memory_below_weights(d: Deployment) -> Iterator[Finding]:
     SGLang stops: "Not enough memory. Please try to increase --mem-fraction-static"; weights
     larger than the card fail earlier, with CUDA out of memory while loading.
 
+    Launches that quantize online (`--quantization`, `--torchao-config`, `--modelopt-quant`)
+    or offload weights (`--cpu-offload-gb`, `--offload-*`) are not checked: the checkpoint's
+    size is then no lower bound of what loads.
+
     Use instead: a higher `--mem-fraction-static` (leaving room for activations and CUDA
     graphs), more GPUs (`--tp-size`), or a quantized checkpoint.
     """
@@ -218,8 +232,12 @@ def static_memory_below_weights(d: Deployment) -> Iterator[Finding]:
     if m is None or m.shape is None or g is None or g.spec is None:
         return
     sizes = _sizes(d)
-    if sizes is None or inv.setting("cpu_offload_gb").given or inv.setting("load_format").given:
+    if sizes is None:
         return
+    for key in _WEIGHTS_CHANGED_BY:
+        s = inv.setting(key)
+        if s.given or not s.known:
+            return  # quantized online or offloaded: the checkpoint's bytes are not what loads
     tp, pp, _, _ = sizes
     fraction = inv.setting("mem_fraction_static")
     f = fraction.value if fraction.given else 1.0

@@ -77,10 +77,6 @@ class Layout:
                                          ("dp_local", self.dp_local), ("pcp", self.pcp))
                 if s.given]
 
-    @property
-    def gpus_used(self) -> int:
-        return self.gpus_per_node
-
     def needed_text(self) -> str:
         """How the GPUs this launch uses on its node are made up."""
         world = f"world size {self.world_size} ({self.describe_world()})"

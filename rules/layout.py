@@ -39,11 +39,6 @@ def usable_layout(d: Deployment) -> Layout | None:
     return lay
 
 
-def gpus_needed_text(lay: Layout) -> str:
-    """How the GPUs this launch uses on its node are made up."""
-    return lay.needed_text()
-
-
 def _nnodes_broken(lay: Layout) -> bool:
     """--nnodes does not divide dp × world size: vLLM refuses to start (MG106 says so), and
     the GPUs per node are undefined."""

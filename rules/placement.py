@@ -14,7 +14,7 @@ from mgpu_lint.fixes import mirror_gpu_request
 from mgpu_lint.sizing.display import fixed
 from mgpu_lint.sizing.parallel import UNEVEN_WORK, route_requests
 
-from .layout import gpus_needed_text, usable_layout
+from .layout import usable_layout
 from .registry import Rule, rule
 from .text import at_line, model_name, plural
 
@@ -192,7 +192,7 @@ def visible_devices_out_of_range(d: Deployment) -> Iterator[Finding]:
     sees = "no GPU" if seen == 0 else f"only {plural(seen)} (index{'es' if seen > 1 else ''} " \
         f"{','.join(vis.ids[:seen])})"
     consequence = " and the engine fails at start-up" if seen == 0 else \
-        f": {gpus_needed_text(lay)} needs {need}" if fails and lay is not None else \
+        f": {lay.needed_text()} needs {need}" if fails and lay is not None else \
         f": the later entries {','.join(vis.ids[seen:])} are ignored"
     yield visible_devices_out_of_range.finding(
         f"{vis.name}={vis.text} inside a container that gets {plural(have)} "

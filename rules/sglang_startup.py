@@ -16,21 +16,23 @@ from collections.abc import Iterator
 from mgpu_lint.deployment import Deployment
 from mgpu_lint.engines import Setting
 from mgpu_lint.engines.adapter import SGLANG_ARGS
-from mgpu_lint.findings import Finding, Related, Severity
+from mgpu_lint.findings import Finding, Severity
 from mgpu_lint.sizing.display import gb, gib
 from mgpu_lint.sizing.sglang_memory import static_pool_limit, weights_per_gpu_lower_bound
 from mgpu_lint.sizing.vllm_launch import card_bytes
 
 from .registry import Rule, rule
-from .text import cap_assumed, gpu_phrase, gpu_related, model_name, model_span
+from .text import (cap_assumed, gpu_phrase, gpu_related, model_name, model_span,
+                   setting_related)
 
 # the catalogued releases whose source these checks were read in
 READ = ("0.4.10.post2", "0.5.5")
 
 
 def _int(s: Setting) -> int | None:
-    v = s.value
-    return v if s.known and isinstance(v, int) and not isinstance(v, bool) and v >= 1 else None
+    """A size: a known integer of at least 1."""
+    v = s.int_value
+    return v if v is not None and v >= 1 else None
 
 
 def _sizes(d: Deployment) -> tuple[int, int, int, int] | None:
@@ -41,11 +43,6 @@ def _sizes(d: Deployment) -> tuple[int, int, int, int] | None:
     if any(v is None for v in vals):
         return None
     return vals  # type: ignore[return-value]
-
-
-def _related(d: Deployment, *settings: Setting) -> tuple[Related, ...]:
-    return tuple(Related(d.source, s.span, f"{d.inv.spelling(s)} {s.value}")
-                 for s in settings if s.given and s.span is not None)
 
 
 def _dp_attention(d: Deployment) -> bool | None:
@@ -83,7 +80,7 @@ def nodes_do_not_divide_sizes(d: Deployment) -> Iterator[Finding]:
         math=(f"tp × pp = {tp} × {pp} = {tp * pp}; {tp * pp} % {nnodes} = "
               f"{(tp * pp) % nnodes}",),
         hint="use a node count that divides tp × pp, or change --tp-size / --pp-size",
-        related=_related(d, inv.tensor_parallel_size, inv.pipeline_parallel_size),
+        related=setting_related(d, inv.tensor_parallel_size, inv.pipeline_parallel_size),
     )
 
 
@@ -119,7 +116,7 @@ def data_parallel_across_nodes(d: Deployment) -> Iterator[Finding]:
         d.source, inv.data_parallel_size.span or d.program_span,
         hint="run one engine per node (replicas behind a router), or add "
              "--enable-dp-attention where the model supports it",
-        related=_related(d, inv.nnodes),
+        related=setting_related(d, inv.nnodes),
     )
 
 
@@ -157,7 +154,7 @@ def dp_attention_not_dividing_tp(d: Deployment) -> Iterator[Finding]:
         d.source, inv.data_parallel_size.span or d.program_span, severity=severity,
         math=(f"tp % dp = {tp} % {dp} = {tp % dp}",),
         hint="use a dp that divides tp",
-        related=_related(d, inv.tensor_parallel_size),
+        related=setting_related(d, inv.tensor_parallel_size),
     )
 
 
@@ -258,7 +255,7 @@ def static_memory_below_weights(d: Deployment) -> Iterator[Finding]:
                 f"(--mem-fraction-static {f:g} of {gib(card)}, {on}): no KV token fits and it "
                 "stops (\"Not enough memory. Please try to increase --mem-fraction-static\")")
     card_note = "" if measured else " (marketed size read as GiB: an upper bound)"
-    related = (*gpu_related(d), *_related(d, inv.tensor_parallel_size,
+    related = (*gpu_related(d), *setting_related(d, inv.tensor_parallel_size,
                                            inv.pipeline_parallel_size))
     yield static_memory_below_weights.finding(
         f"the weights of {model_name(d)} take at least {gib(weights)} per GPU (tp {tp} × pp "

@@ -387,13 +387,19 @@ def main(argv: list[str] | None = None) -> int:
         (DUMPS / f"{dump['release']}.json").write_text(_text(dump), "utf-8")
         print(f"{dump['release']}: {len(dump['actions'])} options")
         return 0
-    stale = [p for p, text in built().items()
-             if not p.is_file() or p.read_text("utf-8") != text]
-    if args.cmd == "check":
+    return build_or_check(args.cmd, built())
+
+
+def build_or_check(cmd: str, catalogs: dict[Path, str]) -> int:
+    """`build` writes the catalogs; `check` names each stale one and exits 1 (this script's and
+    scripts/sglang_router_catalog.py's)."""
+    if cmd == "check":
+        stale = [p for p, text in catalogs.items()
+                 if not p.is_file() or p.read_text("utf-8") != text]
         for p in stale:
             print(f"stale: {p.relative_to(ROOT)}", file=sys.stderr)
         return 1 if stale else 0
-    for p, text in built().items():
+    for p, text in catalogs.items():
         p.write_text(text, "utf-8")
     return 0
 

@@ -195,15 +195,7 @@ def main(argv: list[str] | None = None) -> int:
             (DUMPS / f"{dump['release']}.json").write_text(sc._text(dump), "utf-8")
             print(f"{dump['release']}: {len(dump['actions'])} options")
         return 0
-    stale = [p for p, text in built().items()
-             if not p.is_file() or p.read_text("utf-8") != text]
-    if args.cmd == "check":
-        for p in stale:
-            print(f"stale: {p.relative_to(ROOT)}", file=sys.stderr)
-        return 1 if stale else 0
-    for p, text in built().items():
-        p.write_text(text, "utf-8")
-    return 0
+    return _sglang_catalog_module().build_or_check(args.cmd, built())
 
 
 if __name__ == "__main__":

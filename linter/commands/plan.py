@@ -254,24 +254,20 @@ def _served_model(shape: ModelShape, precision: Precision, ref: str) -> tuple[st
     return shape.id, False
 
 
-def _vllm_commands(shape: ModelShape, precision: Precision, inp: PlanInput,
-                   layout: Layout) -> list[str]:
+def _replicas(layout: Layout, inp: PlanInput) -> tuple[bool, int]:
+    """Whether the layout spans nodes, and the data-parallel replicas one node holds (1 when it
+    spans nodes)."""
+    multi_node = layout.gpus > inp.gpus_per_node
+    return multi_node, 1 if multi_node else inp.gpus_per_node // layout.gpus
+
+
+def _precision_and_length(shape: ModelShape, precision: Precision, inp: PlanInput,
+                          prequantized: bool, length_flag: str) -> list[str]:
+    """The flags vLLM and SGLang spell alike: online FP8, --dtype, --kv-cache-dtype; then the
+    context length under the engine's own name when the model's positions allow it."""
     from ..sizing.memory import derived_max_model_len
 
-    if not layout.fits:
-        return []
-    served, prequantized = _served_model(shape, precision, inp.model)
-    args = ["vllm", "serve", served]
-    if layout.tp > 1:
-        args += ["-tp", str(layout.tp)]
-    if layout.pp > 1:
-        args += ["-pp", str(layout.pp)]
-    multi_node = layout.gpus > inp.gpus_per_node
-    replicas_per_node = 1 if multi_node else inp.gpus_per_node // layout.gpus
-    if replicas_per_node > 1:
-        args += ["-dp", str(replicas_per_node)]
-    if layout.expert_parallel and layout.tp * replicas_per_node > 1:
-        args.append("--enable-expert-parallel")
+    args = []
     if precision.bits == 8 and shape.weight_bits > 8 and not prequantized:
         args += ["--quantization", "fp8"]
     if inp.dtype:
@@ -280,7 +276,26 @@ def _vllm_commands(shape: ModelShape, precision: Precision, inp: PlanInput,
         args += ["--kv-cache-dtype", inp.kv_cache_dtype]
     limit = derived_max_model_len(shape)
     if limit is None or inp.context <= limit:
-        args += ["--max-model-len", str(inp.context)]
+        args += [length_flag, str(inp.context)]
+    return args
+
+
+def _vllm_commands(shape: ModelShape, precision: Precision, inp: PlanInput,
+                   layout: Layout) -> list[str]:
+    if not layout.fits:
+        return []
+    served, prequantized = _served_model(shape, precision, inp.model)
+    args = ["vllm", "serve", served]
+    if layout.tp > 1:
+        args += ["-tp", str(layout.tp)]
+    if layout.pp > 1:
+        args += ["-pp", str(layout.pp)]
+    multi_node, replicas_per_node = _replicas(layout, inp)
+    if replicas_per_node > 1:
+        args += ["-dp", str(replicas_per_node)]
+    if layout.expert_parallel and layout.tp * replicas_per_node > 1:
+        args.append("--enable-expert-parallel")
+    args += _precision_and_length(shape, precision, inp, prequantized, "--max-model-len")
     if not multi_node:
         return [" ".join(args)]
     nnodes = layout.gpus // inp.gpus_per_node
@@ -307,7 +322,6 @@ def _sglang_commands(shape: ModelShape, precision: Precision, inp: PlanInput,
     backend: arg_groups/moe_hook.py, 0.5.23); without them the MoE layers are sharded by tp.
     """
     from ..engines.catalog import sglang_catalog
-    from ..sizing.memory import derived_max_model_len
 
     if not layout.fits:
         return [], None
@@ -344,20 +358,12 @@ def _sglang_commands(shape: ModelShape, precision: Precision, inp: PlanInput,
         # pp > 1 turns SGLang's overlap schedule off by itself (arg_groups/overrides.py
         # _pipeline_parallel_overlap_disable, 0.5.23; server_args.py, 0.5.5)
         args += ["--pp-size", str(layout.pp)]
-    multi_node = layout.gpus > inp.gpus_per_node
-    replicas_per_node = 1 if multi_node else inp.gpus_per_node // layout.gpus
+    multi_node, replicas_per_node = _replicas(layout, inp)
     if replicas_per_node > 1:
         args += ["--dp-size", str(replicas_per_node)]
-    if precision.bits == 8 and shape.weight_bits > 8 and not prequantized:
-        # online FP8 (QUANTIZATION_CHOICES: server_args.py 0.5.5, arg_groups/choices.py 0.5.23)
-        args += ["--quantization", "fp8"]
-    if inp.dtype:
-        args += ["--dtype", inp.dtype]
-    if inp.kv_cache_dtype:
-        args += ["--kv-cache-dtype", inp.kv_cache_dtype]
-    limit = derived_max_model_len(shape)
-    if limit is None or inp.context <= limit:
-        args += ["--context-length", str(inp.context)]
+    # online FP8 is `--quantization fp8` in SGLang too (QUANTIZATION_CHOICES: server_args.py
+    # 0.5.5, arg_groups/choices.py 0.5.23); its length flag is --context-length
+    args += _precision_and_length(shape, precision, inp, prequantized, "--context-length")
     args += ["--host", "0.0.0.0", "--port", str(SGLANG_PORT)]
     if not multi_node:
         return [" ".join(args)], None

@@ -84,9 +84,10 @@ class Engine:
     # about the API's readiness do not apply; None: every launch serves the API
     no_api: Callable[["Deployment"], bool] | None = None
     # an engine with GPU arithmetic of its own (not vLLM's PARALLEL_LAYOUT): the layout object
-    # ``Deployment.layout`` holds for it (``gpus_per_node``, ``gpus_used``, ``needed_text()``,
-    # ``formula()``, ``short_of(have)``, ``sizes()``, as resolve.Layout has them); the
-    # GPU_LAYOUT rules (MG101) compare it with the launch's GPUs
+    # ``Deployment.layout`` holds for it: ``needed_text()``, ``formula()``, ``short_of(have)``,
+    # ``sizes()`` as resolve.Layout has them, plus ``gpus_used`` (the distinct GPUs, fewer than
+    # ``gpus_per_node`` when it starts past GPU 0); the GPU_LAYOUT rules (MG101) compare it
+    # with the launch's GPUs
     layout: Callable[["Invocation", "Launch"], object] | None = None
     # the catalogued release the launch itself names (an image tag), for engines whose
     # checks differ per release and that vLLM's version_pin does not cover; None: unknown

@@ -264,15 +264,11 @@ def _component(doc: Doc, component: Any, base: Context, found: Found) -> None:
 def _container_env(doc: Doc, service: Any, main: Any) -> dict[str, EnvVar]:
     """The service's ``envs``, then the main container's own ``env`` (the operator merges
     both into the main container; a name the container states wins)."""
+    from .kubernetes import add_env_entries
+
     env: dict[str, EnvVar] = {}
     for holder, key in ((service, "envs"), (main, "env")):
-        for item in items(get(holder, key)):
-            nm = get_str(item, "name")
-            if not nm:
-                continue
-            value = get(item, "value")
-            env[nm] = (EnvVar(nm, value.value, doc.span(value)) if is_scalar(value)
-                       else EnvVar(nm, None, doc.span(get(item, "name"))))
+        add_env_entries(doc, get(holder, key), env)
     return env
 
 

@@ -237,19 +237,24 @@ def _env(doc: Doc, container: Any, injected: tuple[EnvVar, ...] = ()) -> dict[st
     """The container's variables; ``injected`` come first (a controller adds them unless the
     container defines them itself) so later entries can refer to them."""
     env: dict[str, EnvVar] = {v.name: v for v in injected}
-    for item in items(get(container, "env")):
+    add_env_entries(doc, get(container, "env"), env)
+    return env
+
+
+def add_env_entries(doc: Doc, entries: Any, env: dict[str, EnvVar]) -> None:
+    """A Kubernetes ``env`` list into ``env``, later entries winning: a literal ``value`` with
+    its ``$(VAR)`` references to earlier entries expanded as the kubelet does; ``valueFrom``
+    (a secret, a configMap, a field) an unknown value at the entry's name."""
+    for item in items(entries):
         name = get_str(item, "name")
         if not name:
             continue
         value = get(item, "value")
         if is_scalar(value):
-            # $(VAR) inside env values refers to earlier entries
             word = expand_k8s(doc, value, env)
             env[name] = EnvVar(name, None if word.unresolved else word.text, word.span)
         else:
-            name_node = get(item, "name")
-            env[name] = EnvVar(name, None, doc.span(name_node))
-    return env
+            env[name] = EnvVar(name, None, doc.span(get(item, "name")))
 
 
 def _lws_env(ctx: Context) -> tuple[EnvVar, ...]:

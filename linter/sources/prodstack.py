@@ -150,14 +150,10 @@ def _entry(doc: Doc, engine: Any, spec: Any, shared: bool, found: Found) -> None
     if _truthy(get(engine, "vllmApiKey")) or is_map(get(engine, "vllmApiKey")):
         env["VLLM_API_KEY"] = EnvVar("VLLM_API_KEY", None,
                                      doc.span(key_node(engine, "vllmApiKey")))
+    from .kubernetes import add_env_entries
+
     for source in (get(engine, "env"), get(spec, "env")):
-        for item in items(source):
-            name = get_str(item, "name")
-            if not name:
-                continue
-            value = get(item, "value")
-            env[name] = (EnvVar(name, value.value, doc.span(value)) if is_scalar(value)
-                         else EnvVar(name, None, doc.span(get(item, "name"))))
+        add_env_entries(doc, source, env)
     shm = None
     shm_bytes = None
     for mount in items(get(spec, "extraVolumeMounts")):

@@ -156,7 +156,8 @@ STACK = "fixtures/operators/production-stack-values.yaml"
 
 
 def test_production_stack_model_specs_are_the_charts_deployments(capsys):
-    llama, qwen, qwen32 = _launches(capsys, STACK)  # disabled, Ray and odd entries skipped
+    llama, qwen, on_ray, qwen32 = _launches(capsys, STACK)  # disabled and odd entries skipped
+    assert on_ray["context"]["object"] == "RayCluster/on-ray" and on_ray["gpus"] is None
     assert llama["at"] == "6:11" and llama["entry"] == "vllm serve"
     words = [(w["word"], w["at"]) for w in llama["argv"]]
     assert words[0] == ("meta-llama/Llama-3.1-70B-Instruct", "9:15")  # modelURL, positional
@@ -178,6 +179,32 @@ def test_production_stack_findings(capsys):
     assert sum(": MG701 " in ln for ln in lines) == 1  # extraVolumes /dev/shm counts
     # the chart's probes and the PVC that holds HF_HOME (/data)
     for code in ("MG702", "MG703", "MG004", "Traceback"):
+        assert code not in out, out
+
+
+STACK_RAY = "fixtures/operators/production-stack-ray.yaml"
+
+
+def test_production_stack_ray_spec_is_the_ray_templates_head(capsys):
+    # helm/templates/ray-cluster.yaml: vllm serve over Ray in the head container
+    pp, llama = _launches(capsys, STACK_RAY)
+    assert pp["context"]["container"] == "vllm-ray-head"
+    words = [(w["word"], w["at"]) for w in pp["argv"]]
+    # the template's executor word shown at raySpec.enabled; pp rendered; runner and a false
+    # enablePrefixCaching are not
+    assert ("--distributed-executor-backend=ray", "20:7") in words
+    assert ("--pipeline-parallel-size=2", "16:7") in words
+    assert not any(w.startswith(("--runner", "--no-enable", "--enable-prefix")) for w, _ in words)
+    assert pp["gpus"]["at"] == "24:21"  # raySpec.headNode.requestGPU
+    assert pp["env"]["VLLM_USE_V1"] == "0"  # a vllmConfig without v1
+    out = _lint(capsys, STACK_RAY)
+    lines = [ln for ln in out.splitlines() if ln.startswith(STACK_RAY)]
+    # tp 4 over Ray pods of 2 GPUs; the abbreviation in extraArgs
+    assert any(":35:27: MG105 [warning]" in ln for ln in lines), out
+    assert any(":36:20: MG013 " in ln for ln in lines), out
+    # one engine over the cluster: the Ray cluster's GPUs are not compared per pod; KubeRay
+    # and the chart give /dev/shm and probes
+    for code in ("MG101", "MG701", "MG702", "MG016", "Traceback"):
         assert code not in out, out
 
 

@@ -24,8 +24,17 @@ helm/templates/deployment-vllm-multi.yaml and helm/templates/_helpers.tpl, helm/
   mounted on /dev/shm; the startup, liveness and readiness probes of ``servingEngineSpec``
   default to /health (values.yaml) and are left out only when set to null.
 
-Entries with ``raySpec.enabled`` are rendered by the Ray template (a KubeRay cluster) and
-``enabled: false`` entries not at all: neither is read here.  Words the chart writes by itself
+Entries with ``raySpec.enabled`` are rendered by helm/templates/ray-cluster.yaml instead (same
+chart release): a KubeRay ``RayCluster`` whose head container ``vllm-ray-head`` runs the
+ConfigMap script ``vllm-entrypoint.sh`` — ``vllm serve <modelURL> --host 0.0.0.0 --port <port>
+--distributed-executor-backend ray`` and the same optional words as above, except that
+``enablePrefixCaching: false`` writes nothing, ``pipelineParallelSize`` is rendered
+(``--pipeline-parallel-size``), ``runner``/``convert`` are not, and only the entry's ``env``
+is added (not ``servingEngineSpec.env``); the head's resources come from ``raySpec.headNode`` (``resources``, else
+its ``requestGPU``), the ``replicaCount`` worker pods' from the entry; HF_HOME is /data with
+``pvcStorage``, else /tmp; with a ``vllmConfig``, ``VLLM_USE_V1`` is its ``v1`` key or "0";
+probes: readiness (/health), liveness and startup (exec).  ``enabled: false`` entries are not
+rendered at all.  Words the chart writes by itself
 (``--host``, ``--port``, ``--no-enable-prefix-caching``, the LMCache connector) are not the
 user's and are not part of the launch; other Helm values files stay MG011/unread.
 """
@@ -51,6 +60,9 @@ _VALUED = (
     ("runner", "--runner"),
     ("convert", "--convert"),
 )
+# ray-cluster.yaml's vllm-entrypoint.sh: the same keys without runner/convert, plus pp
+_VALUED_RAY = tuple(kv for kv in _VALUED if kv[0] not in ("runner", "convert")) + (
+    ("pipelineParallelSize", "--pipeline-parallel-size"),)
 _PROBES = ("startupProbe", "livenessProbe", "readinessProbe")
 
 
@@ -88,16 +100,20 @@ def extract_stack_values(doc: Doc, root: Any, found: Found) -> None:
         enabled = get(spec, "enabled")
         if is_scalar(enabled) and enabled.value.strip().lower() == "false":
             continue  # `ne $modelSpec.enabled false`
-        if _truthy(get(spec, "raySpec", "enabled")):
-            continue  # rendered by ray-cluster.yaml, not this Deployment
-        _entry(doc, engine, spec, shared, found)
+        # `and (hasKey $modelSpec "raySpec") $modelSpec.raySpec.enabled` (ray-cluster.yaml)
+        ray = is_map(get(spec, "raySpec")) and _truthy(get(spec, "raySpec", "enabled"))
+        _entry(doc, engine, spec, shared, found, ray)
 
 
-def _entry(doc: Doc, engine: Any, spec: Any, shared: bool, found: Found) -> None:
+def _entry(doc: Doc, engine: Any, spec: Any, shared: bool, found: Found, ray: bool) -> None:
     url = get(spec, "modelURL")
     if not is_scalar(url):
         return  # the template renders `"<nil>"`/fails: no model to read
     args: list[Word] = [doc.word(url)]
+    if ray:
+        # the script's `"--distributed-executor-backend" "ray"`, shown at `raySpec.enabled`
+        args.append(_flag("--distributed-executor-backend=ray",
+                          key_node(get(spec, "raySpec"), "enabled"), None, doc))
     for key, flag in (("enableLoRA", "--enable-lora"), ("enableTool", "--enable-auto-tool-choice")):
         node = get(spec, key)
         if _truthy(node):
@@ -114,20 +130,30 @@ def _entry(doc: Doc, engine: Any, spec: Any, shared: bool, found: Found) -> None
                               else "--no-enable-chunked-prefill",
                               key_node(config, "enableChunkedPrefill"), None, doc))
         caching = get(config, "enablePrefixCaching")
-        if caching is not None:
+        if ray and _truthy(caching):
+            # ray-cluster.yaml: `if .enablePrefixCaching` → the flag, else nothing
+            args.append(_flag("--enable-prefix-caching",
+                              key_node(config, "enablePrefixCaching"), None, doc))
+        elif not ray and caching is not None:
             # stated: true → the flag; false → the chart's --no-enable-prefix-caching
             args.append(_flag("--enable-prefix-caching" if _truthy(caching)
                               else "--no-enable-prefix-caching",
                               key_node(config, "enablePrefixCaching"), None, doc))
-        for key, flag in _VALUED:
+        for key, flag in (_VALUED_RAY if ray else _VALUED):
             node = get(config, key)
             if is_scalar(node):
                 args.append(_flag(flag, key_node(config, key), node, doc))
         for item in items(get(config, "extraArgs")):
             if is_scalar(item):
                 args.append(doc.word(item))
-        v0 = get(config, "v0")
-        if is_scalar(v0) and v0.value.strip() == "1":
+        v0, v1 = get(config, "v0"), get(config, "v1")
+        if ray:
+            # ray-cluster.yaml: `with $modelSpec.vllmConfig` → VLLM_USE_V1 = v1 | quote, else "0"
+            env["VLLM_USE_V1"] = (EnvVar("VLLM_USE_V1", v1.value, doc.span(v1))
+                                  if is_scalar(v1) else
+                                  EnvVar("VLLM_USE_V1", "0", doc.span(key_node(spec,
+                                                                              "vllmConfig"))))
+        elif is_scalar(v0) and v0.value.strip() == "1":
             env["VLLM_USE_V1"] = EnvVar("VLLM_USE_V1", "0", doc.span(v0))
     revision = get(spec, "modelRevision")
     if is_scalar(revision) and _truthy(revision):
@@ -141,7 +167,7 @@ def _entry(doc: Doc, engine: Any, spec: Any, shared: bool, found: Found) -> None
         kind = "persistentVolumeClaim" if is_scalar(pvc) else (
             "emptyDir" if get(pvc, "emptyDir") is not None else "other")
         volumes["/data"] = Located(kind, doc.span(key_node(spec, "pvcStorage")), doc.source)
-    if shared:
+    if shared and not ray:  # the Ray template mounts no shared storage
         home = "/data/shared-pvc-storage"
         volumes[home] = Located("persistentVolumeClaim")
     env["HF_HOME"] = EnvVar("HF_HOME", home, None)
@@ -152,7 +178,7 @@ def _entry(doc: Doc, engine: Any, spec: Any, shared: bool, found: Found) -> None
                                      doc.span(key_node(engine, "vllmApiKey")))
     from .kubernetes import add_env_entries
 
-    for source in (get(engine, "env"), get(spec, "env")):
+    for source in ((get(spec, "env"),) if ray else (get(engine, "env"), get(spec, "env"))):
         add_env_entries(doc, source, env)
     shm = None
     shm_bytes = None
@@ -176,25 +202,39 @@ def _entry(doc: Doc, engine: Any, spec: Any, shared: bool, found: Found) -> None
                       doc.source)
         shm_bytes = parse_size(size)
 
-    probes = tuple(p for p in _PROBES
-                   if not (key_node(engine, p) is not None and not is_map(get(engine, p))))
+    if ray:
+        # the head's fixed probes: readiness httpGet /health, liveness and startup exec
+        probes: tuple[str, ...] = _PROBES
+    else:
+        probes = tuple(p for p in _PROBES
+                       if not (key_node(engine, p) is not None and not is_map(get(engine, p))))
     image = None
     repo, tag = get(spec, "repository"), get(spec, "tag")
     if is_scalar(repo) and is_scalar(tag):
         image = Located(f"{repo.value}:{tag.value}", doc.span(tag), doc.source)
     replicas = get(spec, "replicaCount")
     name = get(spec, "name")
+    gpus = _gpus(doc, spec)
+    if ray:
+        # one engine over the RayCluster: `replicaCount` is its worker pods, not engines; the
+        # head runs vLLM on its own GPUs (raySpec.headNode) or, without any, the workers'
+        replicas = None
+        head = _gpus(doc, get(spec, "raySpec", "headNode"))
+        gpus = head if head is not None else gpus
+        if shm is None:
+            shm = Located("KubeRay pod")
     ctx = Context(
         kind="k8s",
-        container_name=Located("vllm"),
-        object_kind="Deployment",
+        container_name=Located("vllm-ray-head" if ray else "vllm"),
+        object_kind="RayCluster" if ray else "Deployment",
         object_name=name.value if is_scalar(name) else None,
         object_span=doc.span(spec),
         role="production-stack",
         replicas=(Located(replicas.value, doc.span(replicas), doc.source)
                   if is_scalar(replicas) else None),
         image=image,
-        gpus=_gpus(doc, spec),
+        gpus=gpus,
+        ray_cluster=ray,
         node_labels=_labels(doc, spec),
         shm=shm,
         shm_size_bytes=shm_bytes,

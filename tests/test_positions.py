@@ -17,12 +17,15 @@ def _check_word(text: str, word: Word, operator: bool = False) -> None:
     character, an escape sequence, or a variable reference that expanded to it.  A flag an
     operator adds (KubeAI's `--model=` before the repo of spec.url, Ray Serve LLM's
     `--enable-chunked-prefill` for `enable_chunked_prefill: true`) maps to the field it comes
-    from; its value's characters are checked like any other."""
+    from; its value's characters are checked like any other, unless the operator writes the
+    value too (production-stack's `--distributed-executor-backend=ray` for `raySpec.enabled`)."""
     refs = [v.span for v in word.unresolved]
     skip = 0
     if operator and word.text.startswith("--") and \
             not text[word.cmap.start(0):].startswith("--"):
         skip = word.text.index("=") + 1 if "=" in word.text else len(word.text)
+        if skip < len(word.text) and word.cmap.start(skip) == word.cmap.start(0):
+            skip = len(word.text)  # a value the operator writes itself (`=ray`), at the field
     for i, ch in enumerate(word.text):
         if i < skip:
             continue

@@ -165,11 +165,34 @@ def test_abbreviations() -> None:
 def test_booleans_take_no_value() -> None:
     _, findings = parse("vllm serve org/m --enforce-eager=true --trust-remote-code true")
     assert render(findings) == [
-        ("MG006 error [true] --enforce-eager takes no value: vLLM fails with \"ignored explicit "
-        "argument 'true'\""),
-        ("MG006 error [true] --trust-remote-code takes no value: `true` reaches vLLM as an extra "
-        "argument (unrecognized arguments)"),
+        ("MG006 error [true] --enforce-eager takes no value: vLLM 0.30.0 fails with \"ignored "
+        "explicit argument 'true'\""),
+        ("MG006 error [true] --trust-remote-code takes no value: `true` reaches vLLM 0.30.0 as an "
+        "extra argument (unrecognized arguments)"),
     ]
+
+
+def test_a_value_another_release_takes_is_a_warning_when_nothing_pins(tmp_path, capsys) -> None:
+    # --enable-chunked-prefill was a StoreBoolean up to 0.7.3 (`=false` valid there), a bare
+    # flag from 0.8.5 (vllm/engine/arg_utils.py EngineArgs.add_cli_args of each release)
+    from mgpu_lint.cli import main
+
+    pod = ("kind: Pod\napiVersion: v1\nmetadata: {name: a}\nspec:\n  containers:\n  - name: a\n"
+           "    image: %s\n    command: [vllm, serve, org/m, --enable-chunked-prefill=false,"
+           " --enforce-eager=true]\n")
+    outs = []
+    for image in ("registry.local/llm:1", "vllm/vllm-openai:v0.10.2"):
+        path = tmp_path / "p.yaml"
+        path.write_text(pod % image)
+        main(["--no-color", "--exit-zero", str(path)])
+        outs.append(capsys.readouterr().out)
+    unpinned, pinned = outs
+    assert ("MG006 [warning] --enable-chunked-prefill takes no value: vLLM 0.30.0 fails with "
+            "\"ignored explicit argument 'false'\" (assuming vLLM 0.30.0, as nothing pins the "
+            "release: vLLM 0.6.6.post1 to 0.7.3 take a value there)") in unpinned, unpinned
+    # no release takes a value for --enforce-eager: an error either way
+    assert "MG006 [error] --enforce-eager takes no value" in unpinned, unpinned
+    assert "MG006 [error] --enable-chunked-prefill takes no value: vLLM 0.10.2 fails" in pinned
 
 
 def test_last_repeat_wins() -> None:

@@ -445,6 +445,31 @@ def _vllm_doc(version: str) -> CatalogFile:
     return _vllm_doc(doc.base).apply(doc)
 
 
+@cache
+def _vllm_raw(version: str) -> dict[str, Any]:
+    return json.loads(read_text("flags", f"vllm-{version}.json"))
+
+
+@cache
+def vllm_value_releases(key: str) -> tuple[str, ...]:
+    """Catalogued vLLM releases in which option ``key`` takes a value (a StoreBoolean
+    ``--enable-chunked-prefill=false`` up to 0.7.3), oldest first: what ``--flag=value`` of an
+    unpinned launch may mean in another release.  Read from the catalog files as they are (each
+    release's own entry, else its base's unless it drops the key), without building catalogs."""
+    out = []
+    for version in vllm_versions():
+        release = version
+        while True:
+            data = _vllm_raw(release)
+            entry = next((o for o in data.get("options", ()) if o["key"] == key), None)
+            if entry is not None or key in data.get("drop", ()) or data.get("base") is None:
+                break
+            release = data["base"]
+        if entry is not None and entry.get("nargs", 1) != 0:
+            out.append(version)
+    return tuple(out)
+
+
 _Span = tuple[tuple[int, ...], tuple[int, ...], str, str]  # keys of first/last, their names
 
 

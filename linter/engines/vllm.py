@@ -26,6 +26,7 @@ from .catalog import (
     choose_vllm_version,
     version_key,
     vllm_catalog,
+    vllm_value_releases,
     vllm_versions,
 )
 from .invocation import NEGATIVE_NUMBER, Builder, Invocation, OptionToken, OptionValue, classify
@@ -486,14 +487,31 @@ class _Walker(ModelMixin, ConfigMixin):
             return self._skip_values(i + 1)
         return i + 1
 
+    def _valued_elsewhere(self, spec: OptionSpec) -> tuple[Severity, str]:
+        """An unpinned launch's value for a bare flag: an error, unless another catalogued
+        release takes a value there (StoreBoolean up to 0.7.3: `--enable-chunked-prefill=false`
+        is valid) -- then a warning that says which release it assumes (DECISIONS: a verdict
+        resting on an unknown engine version is at most a warning)."""
+        others = vllm_value_releases(spec.key) if self.release_assumed else ()
+        if not others:
+            return Severity.ERROR, ""
+        versions = vllm_versions()
+        run = versions[versions.index(others[0]):versions.index(others[-1]) + 1]
+        which = (others[0] if len(others) == 1 else
+                 f"{others[0]} to {others[-1]}" if run == others else ", ".join(others))
+        return Severity.WARNING, (
+            f" (assuming vLLM {self.name}, as nothing pins the release: vLLM {which} "
+            f"take{'s' if len(others) == 1 else ''} a value there)")
+
     def _flag(self, i: int, tok: OptionToken, spec: OptionSpec, match: Match, written: str,
               flag_span: Span) -> int:
         word = self.words[i]
+        severity, assumed = self._valued_elsewhere(spec)
         if tok.value_start is not None:
             self.b.report(
-                "MG006", Severity.ERROR,
-                f"{written} takes no value: vLLM fails with \"ignored explicit argument "
-                f"'{word.text[tok.value_start:]}'\"",
+                "MG006", severity,
+                f"{written} takes no value: vLLM {self.name} fails with \"ignored explicit "
+                f"argument '{word.text[tok.value_start:]}'\"{assumed}",
                 word.sub(tok.value_start),
                 hint=f"write {written} alone" + (
                     f" (or {spec.neg[0]} to turn it off)" if spec.neg else ""),
@@ -503,9 +521,9 @@ class _Walker(ModelMixin, ConfigMixin):
         nxt = self.words[i + 1] if i + 1 < len(self.words) else None
         if nxt is not None and nxt.text in BOOL_WORDS and (self.positional or self.model_broken):
             self.b.report(
-                "MG006", Severity.ERROR,
-                f"{written} takes no value: `{nxt.text}` reaches vLLM as an extra argument "
-                "(unrecognized arguments)",
+                "MG006", severity,
+                f"{written} takes no value: `{nxt.text}` reaches vLLM {self.name} as an extra "
+                f"argument (unrecognized arguments){assumed}",
                 nxt.span,
                 hint=f"write {written} alone" + (
                     f", or {spec.neg[0]} to turn it off" if spec.neg else ""),

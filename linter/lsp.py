@@ -18,6 +18,10 @@ inside a multi-line YAML scalar or shell string, nor in Markdown prose; see `_di
 and `source.fixAll.mgpu-lint` (every safe fix).
 Hover on a finding, or on a code in a suppression comment, shows the rule's explanation.
 
+Diagnostics: at most `policy.LSP_MAX_DIAGNOSTICS` per document, the most severe first, and one
+more that says how many are not shown (`diagnostics_json`; the command line reports them all).
+They are published in their JSON form, not as lsprotocol objects (`_converter`).
+
 Positions: findings carry code-point offsets; LSP positions are 0-based lines and UTF-16 columns
 (or UTF-8/UTF-32 when the client asks for them in `general.positionEncodings`).
 """
@@ -42,6 +46,7 @@ from .config import CONFIG_NAMES, ConfigError, config_for, find_for_directory
 from .discover import kind_by_content, kind_by_name
 from .findings import Finding, Severity
 from .options import Options
+from .policy import LSP_MAX_DIAGNOSTICS
 from .runner import LintCancelled, lint
 from .source import SourceFile, Span
 
@@ -149,6 +154,16 @@ class PositionMap:
         return types.Range(start=self.position(span.start + shift),
                            end=self.position(span.end + shift))
 
+    def json_position(self, offset: int) -> dict[str, int]:
+        """`position` as its JSON form (no lsprotocol object)."""
+        line, col = self.file.line_col(offset)
+        running = self._running(line - 1)
+        return {"line": line - 1, "character": col - 1 if running is None else running[col - 1]}
+
+    def json_range(self, span: Span, shift: int = 0) -> dict[str, dict[str, int]]:
+        return {"start": self.json_position(span.start + shift),
+                "end": self.json_position(span.end + shift)}
+
 
 def _message(f: Finding) -> str:
     lines = [f.message, *f.math]
@@ -185,6 +200,78 @@ def diagnostics(uri: str, text: str, findings: Iterable[Finding], urls: dict[str
             related_information=related or None,
         ))
     return out
+
+
+_RANK = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
+
+
+def shown(findings: list[Finding], limit: int = LSP_MAX_DIAGNOSTICS) -> list[Finding]:
+    """The findings the server publishes: all of them up to ``limit``, else the ``limit`` most
+    severe (errors, then warnings, then the rest; position order within each), back in the
+    given order."""
+    if len(findings) <= limit:
+        return findings
+    order = sorted(range(len(findings)), key=lambda i: _RANK.get(findings[i].severity, 3))
+    return [findings[i] for i in sorted(order[:limit])]
+
+
+def diagnostics_json(uri: str, text: str, findings: list[Finding],
+                     urls: dict[str, str | None],
+                     encoding: str = types.PositionEncodingKind.Utf16,
+                     limit: int = LSP_MAX_DIAGNOSTICS) -> list[dict[str, object]]:
+    """The diagnostics the server publishes for ``findings`` of ``text`` (the document at
+    ``uri``), in their JSON form: `diagnostics` for at most ``limit`` of them (`shown`), and
+    when there are more, one more diagnostic (information, at the first finding left out) that
+    says how many are not shown."""
+    positions = PositionMap(text, encoding)
+    shift = 1 if text.startswith("\ufeff") else 0  # the reader drops a byte-order mark
+    other: dict[str, PositionMap] = {}
+    picked = shown(findings, limit)
+    out: list[dict[str, object]] = []
+    for f in picked:
+        diag: dict[str, object] = {
+            "range": positions.json_range(f.span, shift), "message": _message(f),
+            "severity": SEVERITIES[f.severity].value, "code": f.code, "source": SOURCE}
+        href = urls.get(f.code)
+        if href:
+            diag["codeDescription"] = {"href": href}
+        related = []
+        for r in f.related:
+            if r.source.path == f.source.path:
+                where = {"uri": uri, "range": positions.json_range(r.span, shift)}
+            else:
+                pm = other.setdefault(r.source.path, PositionMap(r.source.text, encoding))
+                where = {"uri": from_fs_path(os.path.abspath(r.source.path)) or "",
+                         "range": pm.json_range(r.span)}
+            related.append({"location": where, "message": r.message})
+        if related:
+            diag["relatedInformation"] = related
+        out.append(diag)
+    if len(picked) < len(findings):
+        kept = {id(f) for f in picked}
+        first = next(f for f in findings if id(f) not in kept)
+        more = len(findings) - len(picked)
+        out.append({
+            "range": positions.json_range(first.span, shift),
+            "message": f"{more:,} more findings in this file are not shown here (the first "
+                       f"{len(picked):,}, most severe first, are); the command line lists "
+                       "them all",
+            "severity": types.DiagnosticSeverity.Information.value, "source": SOURCE})
+    return out
+
+
+def _converter():  # type: ignore[no-untyped-def]
+    """pygls' converter, except that publishDiagnostics params may also be given as their JSON
+    form (a dict, sent as it is): building lsprotocol objects for thousands of diagnostics and
+    unstructuring them again cost more than the lint of a 200 KB document."""
+    from pygls.protocol import default_converter
+
+    converter = default_converter()
+    base = converter.get_unstructure_hook(types.PublishDiagnosticsParams)
+    converter.register_unstructure_hook(
+        types.PublishDiagnosticsParams,
+        lambda params: params if isinstance(params, dict) else base(params))
+    return converter
 
 
 DEBOUNCE = 0.25  # seconds of quiet after a change before it is linted
@@ -225,7 +312,7 @@ def _lint_doc(state: _State, doc: TextDocument, text: str | None = None,
 def create_server() -> LanguageServer:
     from .rules import ALL
 
-    server = LanguageServer(SOURCE, __version__)
+    server = LanguageServer(SOURCE, __version__, converter_factory=_converter)
     rules = {r.code: r for r in ALL}
     state = _State()
     links: dict[str | None, dict[str, str | None]] = {}  # docs-url -> code -> link
@@ -247,9 +334,12 @@ def create_server() -> LanguageServer:
 
     def send(ls: LanguageServer, doc: TextDocument, text: str, findings: list[Finding],
              version: int | None) -> None:
-        found = diagnostics(doc.uri, text, findings, urls_for(doc), encoding(ls))
-        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-            uri=doc.uri, diagnostics=found, version=version))
+        found = diagnostics_json(doc.uri, text, findings, urls_for(doc), encoding(ls))
+        params: dict[str, object] = {"uri": doc.uri, "diagnostics": found}
+        if version is not None:
+            params["version"] = version
+        # the JSON form as it is (`_converter`), not lsprotocol objects
+        ls.text_document_publish_diagnostics(params)  # type: ignore[arg-type]
 
     def publish(ls: LanguageServer, doc: TextDocument) -> None:
         try:
@@ -387,12 +477,15 @@ def create_server() -> LanguageServer:
             return out
         want = params.range
         urls = urls_for(doc)
-        for f, diag in zip(findings, diagnostics(doc.uri, text, findings, urls,
-                                                 encoding(ls))):
-            r = diag.range
-            if (r.end.line, r.end.character) < (want.start.line, want.start.character) or \
-                    (r.start.line, r.start.character) > (want.end.line, want.end.character):
-                continue
+        here = []
+        for f in findings:
+            r = positions.json_range(f.span, shift)
+            if (r["end"]["line"], r["end"]["character"]) >= \
+                    (want.start.line, want.start.character) and \
+                    (r["start"]["line"], r["start"]["character"]) <= \
+                    (want.end.line, want.end.character):
+                here.append(f)
+        for f, diag in zip(here, diagnostics(doc.uri, text, here, urls, encoding(ls))):
             if f.fix is not None:
                 out.append(types.CodeAction(
                     title=f"{f.fix.title} ({f.code})" + ("" if f.fix.safe else " [unsafe]"),

@@ -26,3 +26,11 @@ EPLB_GROUP = 8
 
 # MG701 (DECISIONS): a "large" /dev/shm is at least 1 GiB (or has no size limit).
 SHM_MIN_BYTES = 1 << 30
+
+# Language server: at most this many diagnostics are published for one document (errors first,
+# then warnings, then the rest, each in position order), plus one that says how many more there
+# are; the command line reports them all.  Building and sending 16,000 diagnostics for one 200 KB
+# line took longer than the 1 s the server has to answer (issue 20), and no editor lists that
+# many usefully.  Microsoft's sample language server caps the same way (vscode-extension-samples
+# lsp-sample: `maxNumberOfProblems`, 1000 in its server's defaults).
+LSP_MAX_DIAGNOSTICS = 1000

@@ -198,6 +198,38 @@ def test_shell_change_save_and_close(client: Client, tmp_path: Path) -> None:
     assert client.diagnostics(uri)["diagnostics"] == []
 
 
+def test_many_findings_publish_the_most_severe_and_a_summary(client: Client,
+                                                             tmp_path: Path) -> None:
+    from mgpu_lint.lsp import lint_text
+    from mgpu_lint.policy import LSP_MAX_DIAGNOSTICS
+
+    # every --port after the first is a duplicate (MG007, a warning); the misspelt flag at the
+    # end of the line is an error, past the first LSP_MAX_DIAGNOSTICS findings in position order
+    ports = " ".join(f"--port {8000 + i}" for i in range(LSP_MAX_DIAGNOSTICS + 20))
+    text = f"#!/bin/sh\nvllm serve Qwen/Qwen3-8B {ports} --tensor-paralel-size 2\n"
+    everything = lint_text(str(tmp_path / "many.sh"), text)  # what the command line reports
+    assert len(everything) > LSP_MAX_DIAGNOSTICS + 1
+    uri = (tmp_path / "many.sh").as_uri()
+    published = client.open(uri, text, "shellscript")["diagnostics"]
+    assert len(published) == LSP_MAX_DIAGNOSTICS + 1
+    *shown, summary = published
+    codes = [d["code"] for d in shown]
+    assert "MG004" in codes  # the error comes first, though it is the last finding on the line
+    assert codes.count("MG007") == LSP_MAX_DIAGNOSTICS - codes.count("MG004")
+    starts = [(d["range"]["start"]["line"], d["range"]["start"]["character"]) for d in shown]
+    assert starts == sorted(starts)  # still in position order
+    more = len(everything) - LSP_MAX_DIAGNOSTICS
+    assert "code" not in summary and summary["severity"] == 3
+    assert summary["message"].startswith(f"{more:,} more findings in this file are not shown")
+    # at the first finding left out: the duplicate --port just past the ones shown
+    dropped = [m for m in everything if m.code == "MG007"][LSP_MAX_DIAGNOSTICS - 1]
+    assert summary["range"]["start"] == {"line": 1, "character": dropped.span.start - len(
+        text.splitlines()[0]) - 1}
+    # below the cap everything is published, with no summary
+    few = client.change(uri, "#!/bin/sh\nvllm serve Qwen/Qwen3-8B --port 1 --port 2\n", 2)
+    assert [d["code"] for d in few["diagnostics"]] == ["MG007"]
+
+
 def test_kind_by_content_language_and_unknown(client: Client, tmp_path: Path) -> None:
     script = (tmp_path / "serve").as_uri()  # no suffix: the shebang tells
     assert [d["code"] for d in client.open(script, SCRIPT, "plaintext")["diagnostics"]] == [

@@ -254,18 +254,20 @@ def lint(paths: list[str], options: Options, stdin_text: str | None = None,
             for f in found:
                 anchors[id(f)] = lines
             by_source.setdefault(id(src), []).extend(found)
-        for f in by_source.get(id(src), ()):
-            codes = tuple(c for span, listed in result.ignores
-                          if span.start <= f.span.start < span.end
-                          for c in suppress.parse_codes(listed))
-            if codes:
-                annotations[id(f)] = codes
+        if result.ignores:
+            for f in by_source.get(id(src), ()):
+                codes = tuple(c for span, listed in result.ignores
+                              if span.start <= f.span.start < span.end
+                              for c in suppress.parse_codes(listed))
+                if codes:
+                    annotations[id(f)] = codes
     final: list[Finding] = []
     for key, findings in by_source.items():
         src = sources[key]
         cfg = config_for(src.path, options.config)
         is_selected = selector(options, cfg, src.path)
-        chosen = [f for f in findings if is_selected(f.code)]
+        codes = {code: is_selected(code) for code in {f.code for f in findings}}
+        chosen = [f for f in findings if codes[f.code]]
         kept, dirs = suppress.apply(chosen, src, anchors, annotations)
         final.extend(kept)
         if dirs and is_selected("MG012"):
@@ -280,6 +282,6 @@ def lint(paths: list[str], options: Options, stdin_text: str | None = None,
                 final.extend(suppress.unused(src, dirs, is_selected))
     # one finding per place: a rule that runs per launch may see the same object twice (two
     # containers scaled by one HPA)
-    unique = {(f.source.path, f.span, f.code, f.message): f for f in final}
+    unique = {(f.source.path, f.span.start, f.span.end, f.code, f.message): f for f in final}
     run.findings = sorted(unique.values(), key=lambda f: f.sort_key())
     return run

@@ -64,6 +64,8 @@ def apply(findings: list[Finding], source: SourceFile, anchors: dict[int, tuple[
     `mgpu-lint/ignore` annotation names.
     """
     dirs = directives(source)
+    if not dirs and not annotations:
+        return list(findings), dirs  # nothing can suppress (no line to look up per finding)
     kept: list[Finding] = []
     for f in findings:
         line, _ = source.line_col(f.span.start)

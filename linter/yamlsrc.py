@@ -9,6 +9,11 @@ expanded: walkers visit each node a bounded number of times.
 (plain, single- and double-quoted, literal ``|`` and folded ``>``).  The map is rebuilt from the
 source text by the YAML folding rules and verified against the parser's value; if the two ever
 differ the whole scalar's span is used for every character (never a guessed offset).
+
+libyaml rejects a ``:`` followed by a non-space inside a flow plain scalar (``[--endpoint,
+http://127.0.0.1:50051]``: "found unexpected ':'"), which YAML 1.2 (ns-plain-char) allows and
+Kubernetes' reader accepts.  When the C composer fails, the text is read again by ruamel's pure
+composer, which follows YAML 1.2 here; see ``compose_documents``.
 """
 
 from __future__ import annotations
@@ -20,6 +25,10 @@ from .source import CharMap, MapBuilder, Segment, Span
 from .records import dataclass
 
 MAX_DEPTH = 1000
+# The pure composer recurses in Python (about two frames a level, and the caller's stack is
+# already some frames deep): beyond this depth it stops with MaxDepthExceededError (MG002),
+# never a RecursionError in the middle of a walk.
+PURE_MAX_DEPTH = 200
 
 
 class YamlError(Exception):
@@ -65,10 +74,47 @@ def _loader() -> _Loader:
 
             _LOADER = _Loader(FastLoader, True)
         except ImportError:  # ruamel.yaml.clib missing: the pure composer is slower but exact
-            from ruamel.yaml.loader import BaseLoader
-
-            _LOADER = _Loader(BaseLoader, False)
+            _LOADER = _Loader(_pure_loader_class(), False)
     return _LOADER
+
+
+def _pure_loader_class() -> Any:
+    from ruamel.yaml.loader import BaseLoader
+
+    class PureLoader(BaseLoader):  # type: ignore[misc]
+        # ruamel.yaml 0.19's Composer.compose_node reads ``self.loader.max_depth``, which only
+        # the YAML() front end sets: a bare BaseLoader raises AttributeError without it.
+        max_depth = PURE_MAX_DEPTH
+
+    return PureLoader
+
+
+def _yaml_error(exc: Exception) -> YamlError:
+    """ruamel's MarkedYAMLError and the C reader's errors as a YamlError at the problem's offset."""
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    offset = getattr(mark, "index", 0) if mark is not None else 0
+    problem = getattr(exc, "problem", None) or str(exc).split("\n")[0]
+    context = getattr(exc, "context", None)
+    msg = f"{problem} ({context})" if context else str(problem)
+    return YamlError(msg, offset)
+
+
+def _compose(cls: Any, text: str, skip: int = 0) -> Iterator[Any]:
+    """Root nodes of the documents of ``text`` after the first ``skip`` ones, read by ``cls``."""
+    loader = cls(text)
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            if node is None:
+                continue
+            if skip:
+                skip -= 1
+                continue
+            yield node
+    finally:
+        dispose = getattr(loader, "dispose", None)
+        if dispose is not None:
+            dispose()
 
 
 _DEEP_LEAD = re.compile(r"^[ \t?:\-]{%d}" % (MAX_DEPTH + 1), re.M)
@@ -114,23 +160,35 @@ def compose_documents(text: str) -> Iterator[Any]:
     deep = nesting_depth_exceeds(text)
     if deep is not None:
         raise YamlError(f"nesting deeper than {MAX_DEPTH} levels; not parsed", deep)
-    loader = _loader().cls(text)
+    loader = _loader()
+    done = 0
     try:
-        while loader.check_node():
-            node = loader.get_node()
-            if node is not None:
-                yield node
-    except Exception as exc:  # ruamel's MarkedYAMLError and the C reader's errors
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        offset = getattr(mark, "index", 0) if mark is not None else 0
-        problem = getattr(exc, "problem", None) or str(exc).split("\n")[0]
-        context = getattr(exc, "context", None)
-        msg = f"{problem} ({context})" if context else str(problem)
-        raise YamlError(msg, offset) from None
-    finally:
-        dispose = getattr(loader, "dispose", None)
-        if dispose is not None:
-            dispose()
+        for node in _compose(loader.cls, text):
+            done += 1
+            yield node
+        return
+    except Exception as exc:  # noqa: BLE001 - ruamel's MarkedYAMLError and the C reader's errors
+        first = _yaml_error(exc)
+        if not loader.c_composer:
+            raise first from None
+    # libyaml's scanner (scanner.c, yaml_parser_scan_plain_scalar) refuses ':' followed by a
+    # non-space in a flow context ("found unexpected ':'"); YAML 1.2 (ns-plain-safe(c) in
+    # ns-plain-char) allows it, and so does the go-yaml scanner Kubernetes reads manifests with
+    # (sigs.k8s.io/yaml -> go-yaml; scannerc.go, yaml_parser_scan_plain_scalar, v2.4.0 and
+    # v3.0.1: a plain scalar ends at ':' only when a blank follows, and in flow context at
+    # ',?[]{}').  The pure composer follows YAML 1.2 here, so the file is read again by it from
+    # the document that failed.  Positions are the same character offsets; aliases are still
+    # shared nodes.  If the pure composer fails too, its error is the finding when libyaml's was
+    # that ':' (not an error in YAML 1.2), else libyaml's (the messages users know).
+    try:
+        yield from _compose(_pure_loader_class(), text, skip=done)
+    except Exception as exc:  # noqa: BLE001 - as above, and MaxDepthExceededError
+        if type(exc).__name__ == "MaxDepthExceededError":
+            raise YamlError(f"nesting deeper than {PURE_MAX_DEPTH} levels in a file libyaml "
+                            "cannot read; not parsed", _yaml_error(exc).offset) from None
+        if first.message.startswith("found unexpected ':'"):
+            raise _yaml_error(exc) from None
+        raise first from None
 
 
 # --------------------------------------------------------------------------- scalar positions

@@ -222,3 +222,27 @@ def test_long_words_keep_exact_positions_in_a_few_runs() -> None:
     esc = doc.index("\\t")
     assert y.sub(n + 1, n + 2) == Span(esc, esc + 2)
     assert doc[y.cmap.start(n)] == "b" and y.cmap.start(n + 2) == esc + 2
+
+
+def test_flow_plain_scalar_with_colon_is_read_with_exact_positions() -> None:
+    """libyaml refuses `http://h:1` in a flow sequence; YAML 1.2 and Kubernetes accept it: the
+    launch is read (by the pure composer) and every word keeps its exact place."""
+    text = ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ü}\n---\n"
+            "kind: Pod\napiVersion: v1\nspec:\n  containers:\n  - image: vllm/vllm-openai:v0.30.0\n"
+            "    args: [Qwen/Qwen3-8B, --otlp-traces-endpoint, http://127.0.0.1:4317, "
+            "--served-model-name, 'a:b']\n")
+    words = _words(text, "yaml")
+    assert [w.text for w in words] == ["Qwen/Qwen3-8B", "--otlp-traces-endpoint",
+                                       "http://127.0.0.1:4317", "--served-model-name", "a:b"]
+    assert _at(text, words[2]) == "http://127.0.0.1:4317"
+    assert _at(text, words[4]) == "a:b"
+    assert SourceFile("t", text).line_col(words[2].span.start) == (10, 51)
+
+
+def test_flow_colon_fallback_keeps_a_depth_guard() -> None:
+    from mgpu_lint.yamlsrc import PURE_MAX_DEPTH, YamlError, compose_documents
+    deep = "a: " + "[" * (PURE_MAX_DEPTH + 5) + "x:y" + "]" * (PURE_MAX_DEPTH + 5) + "\n"
+    with pytest.raises(YamlError, match="nesting deeper"):
+        list(compose_documents(deep))
+    shallow = "a: " + "[" * 50 + "x:y" + "]" * 50 + "\n"
+    assert len(list(compose_documents(shallow))) == 1

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from .deployment import Deployment, LinkIndex
 from .engines import parse_launch
 from .facts.peers import GpuPeer, physical_gpus
-from .findings import Finding, Severity, internal_error
+from .findings import Finding, Severity, internal_error, placed
 from .launch import RPC_SERVER, HpaInfo, Launch, ServiceInfo
 from .resolve import ModelFacts, gpu_facts, layout, model_facts
 from .rules import checks_for
@@ -180,7 +180,33 @@ def analyze(launch: Launch, settings: Settings, options: Options,
         except Exception as exc:  # noqa: BLE001 - one rule's bug must not hide the others
             findings.append(internal_error(launch.source, exc))
     fileset.finished(launch, d.settings.target_version)
+    if launch.source.parts:
+        return _placed(launch, findings)
     return findings
+
+
+def _placed(launch: Launch, findings: list[Finding]) -> list[Finding]:
+    """The findings of a launch joined from several files, each place back in its own file; one
+    in the program's file also points at the object the launch runs for when that is in
+    another file (the InferenceService a runtime's command runs for: its GPUs and args made
+    the finding), unless a related location there already does."""
+    from .findings import Related
+    from .source import Span
+
+    ctx = launch.context
+    home = launch.source.place(launch.program.span)[0]
+    there = launch.source.place(ctx.object_span) if ctx.object_span is not None else None
+    out = []
+    for f in findings:
+        f = placed(f)
+        if there is not None and there[0] is not home and f.source is home \
+                and not any(r.source is there[0] for r in f.related):
+            at = Span(there[1].start, there[1].start)
+            f = replace(f, related=(*f.related, Related(
+                there[0], at, f"{ctx.object_kind} {ctx.object_name}: this launch runs for it, "
+                "with its GPUs, args and env")))
+        out.append(f)
+    return out
 
 
 def unknown_model(launch: Launch, model: ModelFacts) -> Finding:

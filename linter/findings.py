@@ -51,6 +51,31 @@ class Finding:
         return (self.source.path, self.span.start, self.span.end, self.code)
 
 
+def placed(f: Finding) -> Finding:
+    """``f`` in the files its places are in, when a launch joined from several files
+    (``source.joined_source``) found it: its own span and each related location in their own
+    file.  A fix keeps only edits of the file the finding is in; one that would edit another
+    file is dropped (an edit applies to the file it names)."""
+    if not f.source.parts and not any(r.source.parts for r in f.related):
+        return f
+    from .records import replace
+
+    source, span = f.source.place(f.span)
+    related = []
+    for r in f.related:
+        rs, rspan = r.source.place(r.span)
+        related.append(Related(rs, rspan, r.message))
+    fix = f.fix
+    if fix is not None and f.source.parts:
+        spans = [f.source.place(e.span) for e in fix.edits]
+        if all(s is source for s, _ in spans):
+            fix = replace(fix, edits=tuple(replace(e, span=sp)
+                                           for e, (_, sp) in zip(fix.edits, spans)))
+        else:
+            fix = None
+    return replace(f, source=source, span=span, related=tuple(related), fix=fix)
+
+
 def internal_error(source: SourceFile, exc: BaseException) -> Finding:
     import traceback  # only for an internal error
 

@@ -114,6 +114,7 @@ def read_files(paths: list[str], stdin_text: str | None = None,
         data = (stdin_text or "").encode("utf-8", "surrogateescape")
         src, err = decode(name, data, kind_by_name(name))
         inputs.append((src, err, True))
+    named: list[FileResult] = []  # files named on the command line without a launch (MG017)
     for src, err, explicit in inputs:
         run.file_count += 1
         if err is not None:
@@ -134,12 +135,22 @@ def read_files(paths: list[str], stdin_text: str | None = None,
         result = extract_file(src)
         run.files.append(result)
         run.findings.extend(result.findings)
-        if explicit and not result.launches and not any(
+        if explicit and not result.launches:
+            # its own reading found none (a launch in a followed script still counts as its)
+            named.append(result)
+    _adopt_followed(run)
+    joined: set[int] = set()
+    if any(r.kserve for r in run.files):
+        from .sources import join_kserve
+
+        found, joined = join_kserve(run.files)
+        run.findings.extend(found)
+    for result in named:
+        if id(result) not in joined and not any(
                 f.severity is Severity.ERROR or f.code == "MG011" for f in result.findings):
-            no_launch = no_launch_found(src)
+            no_launch = no_launch_found(result.source)
             if no_launch is not None:
                 run.findings.append(no_launch)
-    _adopt_followed(run)
     return run
 
 
@@ -169,6 +180,16 @@ def _adopt_followed(run: RunResult) -> None:
             adopted.add(id(la))
             home.launches.append(la)
             home.launches.sort(key=lambda x: x.program.span.start)
+
+
+def _object_lines(launch: Launch, source: SourceFile) -> tuple[int, ...]:
+    """The first line of the launch's object when it is in ``source`` (a launch joined from
+    several files: its object is the InferenceService, its program in the runtime's file)."""
+    span = launch.context.object_span
+    if span is None:
+        return ()
+    there, at = launch.source.place(span)
+    return (there.line_col(at.start)[0],) if there is source else ()
 
 
 def no_launch_found(src: SourceFile) -> Finding | None:
@@ -252,8 +273,16 @@ def lint(paths: list[str], options: Options, stdin_text: str | None = None,
             if launch.context.container_name is not None and launch.context.container_name.span:
                 lines = (first, src.line_col(launch.context.container_name.span.start)[0])
             for f in found:
-                anchors[id(f)] = lines
-            by_source.setdefault(id(src), []).extend(found)
+                if f.source is src:
+                    anchors[id(f)] = lines
+                else:
+                    # placed in another file of a joined launch (findings.placed): the lines
+                    # of its object there (the InferenceService) enclose it
+                    anchors[id(f)] = _object_lines(launch, f.source)
+                    sources[id(f.source)] = f.source
+                by_source.setdefault(id(f.source), []).append(f)
+    for result in run.files:
+        src = result.source
         if result.ignores:
             for f in by_source.get(id(src), ()):
                 codes = tuple(c for span, listed in result.ignores

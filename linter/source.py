@@ -403,6 +403,20 @@ class SourceFile:
     kind: str = "unknown"
     _line_starts: Sequence[int] | None = field(default=None, repr=False)
     _last_line: int = field(default=0, repr=False)  # 0-based line of line_col's last answer
+    # a text joined from several files (``joined_source``): (offset where the file's text
+    # starts here, the file), in order; empty for a file's own text
+    parts: tuple[tuple[int, "SourceFile"], ...] = field(default=(), repr=False)
+
+    def place(self, span: Span) -> tuple["SourceFile", Span]:
+        """The file ``span`` is in and its span there: the span itself for a file's own text;
+        for a joined text the file whose part holds ``span.start`` (an end past that part is
+        cut at the part's end)."""
+        if not self.parts:
+            return self, span
+        i = bisect.bisect_right([start for start, _ in self.parts], span.start) - 1
+        start, src = self.parts[max(i, 0)]
+        s = max(span.start - start, 0)
+        return src, Span(s, max(s, min(span.end - start, len(src.text))))
 
     def line_starts(self) -> Sequence[int]:
         """The offset where each line starts (machine integers: a file of 4 million blank lines
@@ -441,3 +455,20 @@ class SourceFile:
 
     def lines(self) -> Iterable[str]:
         return self.text.split("\n")
+
+
+def joined_source(sources: Sequence[SourceFile]) -> SourceFile:
+    """One text holding the texts of ``sources`` one after the other (a newline between), for a
+    launch whose words come from several files (a KServe InferenceService run by a
+    ServingRuntime in another file): every offset of a file's text is the same offset plus its
+    part's start here, so its words keep their characters and maps, and ``place`` turns a span
+    of the joined text back into the file's own.  It takes the first file's path and kind."""
+    parts: list[tuple[int, SourceFile]] = []
+    texts: list[str] = []
+    at = 0
+    for src in sources:
+        parts.append((at, src))
+        texts.append(src.text)
+        at += len(src.text) + 1
+    first = sources[0]
+    return SourceFile(first.path, "\n".join(texts), first.kind, parts=tuple(parts))

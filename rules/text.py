@@ -66,7 +66,8 @@ def at_line(d: Deployment, span: Span | None) -> str:
     """` at deploy.yaml:31` (the file's name and the line), or nothing without a place."""
     if span is None:
         return ""
-    return f" at {os.path.basename(d.source.path)}:{d.source.line_col(span.start)[0]}"
+    source, span = d.source.place(span)  # a launch joined from several files: the span's own
+    return f" at {os.path.basename(source.path)}:{source.line_col(span.start)[0]}"
 
 
 def plural(n: int, word: str = "GPU") -> str:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, List, Optional
 import typer
 
 from ..launch import VLLM, Launch
+from ..source import Span
 
 if TYPE_CHECKING:
     from ..analyze import FileSet
@@ -100,10 +101,14 @@ def _log(m: Any) -> tuple[str, ...]:
 def launch_dict(la: Launch, target_version: str | None = None,
                 deployment: dict[str, Any] | None = None) -> dict[str, Any]:
     src = la.source
+    home = src.place(la.program.span)[0]
 
     def pos(offset: int) -> str:
-        line, col = src.line_col(offset)
-        return f"{line}:{col}"
+        # a launch joined from several files (a KServe InferenceService and its runtime): a
+        # place in another file than the program's is written with that file's path
+        there, at = src.place(Span(offset, offset))
+        line, col = there.line_col(at.start)
+        return f"{line}:{col}" if there is home else f"{there.path}:{line}:{col}"
 
     ctx = la.context
     gpus = None
@@ -130,7 +135,7 @@ def launch_dict(la: Launch, target_version: str | None = None,
             release = {"requested": pin, "from": "image tag or pip install" if pin else
                        "newest catalogued"}
     return {
-        "path": src.path,
+        "path": home.path,
         "at": pos(la.program.span.start),
         "engine": la.engine,
         "entry": la.entry if la.entry_known else f"{la.entry}? (image entrypoint unknown)",

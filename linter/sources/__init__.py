@@ -15,11 +15,15 @@ from ..yamlsrc import YamlError, compose_documents
 from .commandline import Found, Scope, search_script
 from .compose import extract_compose, is_compose
 from .kserve import (
+    ISVC_KIND,
+    RUNTIME_KINDS,
+    KObject,
     extract_isvc,
     extract_llmisvc_config,
+    is_joinable,
     is_llmisvc_config,
-    joined_runtime,
-    runtimes_in,
+    rebased,
+    select_runtime,
 )
 from .kubernetes import extract_object, is_kubernetes
 from .operators import extract_kubeai_models_values, is_kubeai_models_values
@@ -37,6 +41,8 @@ class FileResult:
     hpas: list[HpaInfo] = field(default_factory=list)
     # regions covered by a Kubernetes `mgpu-lint/ignore` annotation: (span, codes)
     ignores: list[tuple[Span, str]] = field(default_factory=list)
+    # KServe objects that join objects of other documents or files (join_kserve)
+    kserve: list[KObject] = field(default_factory=list)
 
 
 _PIP_PIN = pip_pin_pattern("vllm")
@@ -113,22 +119,23 @@ def extract_yaml(doc: Doc, result: FileResult) -> None:
         _helm_finding(doc, result, bare.start() + bare.group(0).rfind("{{"))
         return
     roots: list = []
+    kserve_before = len(result.kserve)
     error: YamlError | None = None
     try:
         for root in compose_documents(doc.text):
             roots.append(root)
     except YamlError as exc:
         error = exc
-    # a KServe InferenceService runs the ServingRuntime it names: joined when both are here
-    runtimes = runtimes_in(roots)
-    joined: set[int] = set()
-    for root in roots:
-        runtime = joined_runtime(root, runtimes)
-        if runtime is not None and extract_isvc(doc, root, runtime, found):
-            joined.add(id(runtime))
     for index, root in enumerate(roots):
-        if id(root) in joined:
-            continue  # its command is read with the InferenceService that runs it
+        if is_joinable(root):
+            # a KServe runtime is read on its own here and joined to the InferenceServices
+            # that run it once every file is read (join_kserve)
+            obj = KObject(doc, root)
+            result.kserve.append(obj)
+            before = len(found.launches)
+            extract_object(doc, root, found, result.services, result.hpas, result.ignores)
+            obj.launches = found.launches[before:]
+            continue
         if is_llmisvc_config(root) and extract_llmisvc_config(
                 doc, root, index, found, result.services, result.hpas, result.ignores):
             continue  # a KServe config template, read with its actions unknown (kserve.py)
@@ -147,6 +154,7 @@ def extract_yaml(doc: Doc, result: FileResult) -> None:
         helm = _helm_marker(doc.text)
         if helm is not None:
             _helm_finding(doc, result, helm)
+            del result.kserve[kserve_before:]  # nothing of this text is read
             return
         offset = min(exc.offset, len(doc.text))
         message = f"YAML syntax error: {exc.message}"
@@ -159,6 +167,49 @@ def extract_yaml(doc: Doc, result: FileResult) -> None:
             _to_file(doc, offset, min(offset + 1, len(doc.text))),
         ))
     _add(result, found, None)
+
+
+def join_kserve(results: list[FileResult]) -> tuple[list[Finding], set[int]]:
+    """Each KServe InferenceService of ``results`` joined to the ServingRuntime or
+    ClusterServingRuntime it runs (``kserve.select_runtime``), in any of the files: the launch
+    joins the runtime's command with the InferenceService's GPUs, args and env, is kept with
+    the runtime's file (where its command is) and replaces the runtime's own reading.  Files in
+    two parts are read as one joined text (``source.joined_source``), whose findings
+    ``findings.placed`` puts back in their files.  Returns the findings the joins found (placed)
+    and the ids of the results that took part."""
+    from ..findings import placed
+    from ..source import joined_source
+
+    runtimes = [(r, o) for r in results for o in r.kserve if o.kind in RUNTIME_KINDS]
+    if not runtimes:
+        return [], set()
+    home = {id(o): r for r, o in runtimes}
+    candidates = [o for _, o in runtimes]
+    joined: set[int] = set()
+    involved: set[int] = set()
+    findings: list[Finding] = []
+    for ires, isvc in [(r, o) for r in results for o in r.kserve if o.kind == ISVC_KIND]:
+        runtime = select_runtime(isvc, candidates)
+        if runtime is None:
+            continue
+        rres = home[id(runtime)]
+        rdoc, idoc = runtime.doc, isvc.doc
+        if rdoc.source is not idoc.source:
+            text = joined_source([rdoc.source, idoc.source])
+            rdoc, idoc = rebased(rdoc, text, 0), rebased(idoc, text, text.parts[1][0])
+        found = Found()
+        if not extract_isvc(rdoc, runtime.root, idoc, isvc.root, found):
+            continue
+        rres.launches.extend(found.launches)
+        findings.extend(placed(f) for f in found.findings)
+        joined.add(id(runtime))
+        involved.update((id(rres), id(ires)))
+    for res, runtime in runtimes:
+        if id(runtime) in joined:
+            drop = {id(la) for la in runtime.launches}
+            res.launches = [la for la in res.launches if id(la) not in drop]
+            res.launches.sort(key=lambda la: la.program.span.start)
+    return findings, involved
 
 
 def _helm_finding(doc: Doc, result: FileResult, offset: int) -> None:
@@ -187,4 +238,4 @@ def _to_file(doc: Doc, start: int, end: int) -> Span:
     return doc.base.span(start, end)
 
 
-__all__ = ["FileResult", "extract", "extract_yaml", "pip_pin"]
+__all__ = ["FileResult", "extract", "extract_yaml", "join_kserve", "pip_pin"]

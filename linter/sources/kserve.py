@@ -54,10 +54,10 @@ from .. import images
 from ..findings import Finding, Severity
 from ..launch import ENTRY_VLLM_SERVE, VLLM, Context, EnvVar, Launch, Located
 from ..shell import split_commands
-from ..source import CharMap, Span, VarRef, Word
+from ..source import CharMap, SourceFile, Span, VarRef, Word
 from .commandline import Found, compose_word
 from .yamlnodes import Doc, get, get_str, is_map, is_scalar, is_seq, items, key_node
-from ..records import replace
+from ..records import dataclass, field, replace
 
 LLMISVC_API = "serving.kserve.io/"
 LLMISVC_KINDS = ("LLMInferenceService",)
@@ -464,36 +464,159 @@ def _template_refs(word: Word, spans: list[tuple[int, int, str, str, str]]) -> W
 
 # --------------------------------------------------------------------------- InferenceService
 #
-# An InferenceService whose predictor names a ServingRuntime / ClusterServingRuntime
-# (`predictor.model.runtime`) runs the runtime's container `kserve-container` merged with the
-# predictor's model container (kserve/kserve v0.20.0,
-# pkg/controller/v1beta1/inferenceservice/utils/utils.go MergeRuntimeContainers): fields the
-# isvc states win (strategic merge: command, image, env by name, resources by key), and the
-# args are the runtime's followed by the isvc's ("isvc extends runtime flags").  The storage
-# initializer downloads `storageUri` to /mnt/models (the runtime's `--model=/mnt/models`).
+# An InferenceService's predictor (`spec.predictor.model`) runs a ServingRuntime's or
+# ClusterServingRuntime's container `kserve-container` merged with the predictor's own fields.
+# What the controller does (kserve/kserve v0.20.0):
+#
+# - Which runtime (pkg/controller/v1beta1/inferenceservice/components/predictor.go
+#   ``reconcileModel``): `model.runtime` names it, and ``utils.GetServingRuntime`` looks for a
+#   ServingRuntime of that name in the InferenceService's namespace first, then a
+#   ClusterServingRuntime; the named runtime must not be `disabled`, must list the model's
+#   format (``RuntimeSupportsModel``: with an explicit name every `supportedModelFormats` entry
+#   counts, `mt:NAME` and `mt:NAME:VERSION`) and its protocol (``IsProtocolVersionSupported``:
+#   `protocolVersions` unset, or holding the model's, `v1` by default), else the controller
+#   refuses it and nothing runs.  Without a name (pkg/apis/serving/v1beta1/predictor_model.go
+#   ``GetSupportingRuntimes``) the candidates are the runtimes that are not disabled, not
+#   multi-model, multi-node exactly when the predictor is (`workerSpec`), list the format with
+#   `autoSelect: true` and support the protocol; the namespace's ServingRuntimes come before
+#   every ClusterServingRuntime, each list ordered by `priority` for the format
+#   (``sortSupportedRuntimeByPriority``: a stated priority first, higher first), ties by protocol,
+#   creation time and name (``sortServingRuntimeList``), and the first is used.
+# - The container (pkg/controller/v1beta1/inferenceservice/utils/utils.go
+#   ``MergeServingRuntimeAndInferenceServiceSpecs`` → ``MergeRuntimeContainers``): a strategic
+#   merge of the predictor's container fields over the runtime's (command, image, env by name,
+#   resources by key, volumeMounts by path), except the args, which are the runtime's followed by
+#   the predictor's ("isvc extends runtime flags"); the pod (``MergePodSpec``): the runtime's
+#   nodeSelector, affinity, tolerations and volumes with the predictor's over them.  The
+#   storage initializer downloads `storageUri` to /mnt/models (the runtime's
+#   `--model=/mnt/models`).
+#
+# Here the candidates are the runtimes of the files linted together (the files are taken as what
+# is deployed).  Creation times are not in a file: when two candidates are left in the first
+# list with no priority to part them, which one runs is not known and nothing is joined.  A
+# multi-node predictor (`workerSpec`) is not joined (its GPUs are spread over the worker pods).
+# A runtime that runs for several InferenceServices gives one launch per InferenceService, each
+# with that InferenceService's GPUs, model and args; read alone, a runtime is the launch of its
+# own container, as any pod template.
 
 RUNTIME_KINDS = ("ServingRuntime", "ClusterServingRuntime")
+ISVC_KIND = "InferenceService"
 RUNTIME_CONTAINER = "kserve-container"  # pkg/constants InferenceServiceContainerName
+MODEL_DIR = "/mnt/models"  # pkg/constants DefaultModelLocalMountPath
+_YAML_TRUE = ("true", "True", "TRUE")  # a JSON bool as kubectl's YAML reader writes it
 
 
-def runtimes_in(roots: list[Any]) -> dict[str, Any]:
-    """ServingRuntime/ClusterServingRuntime objects of one file, by name."""
-    out: dict[str, Any] = {}
-    for root in roots:
-        if get_str(root, "kind") in RUNTIME_KINDS and \
-                (get_str(root, "apiVersion") or "").startswith(LLMISVC_API):
-            name = get_str(root, "metadata", "name")
-            if name:
-                out[name] = root
-    return out
+@dataclass(slots=True)
+class KObject:
+    """A KServe object that joins an object of another document or file (a runtime and the
+    InferenceService it runs): where it was read, and the launches its own reading gave."""
+
+    doc: Doc
+    root: Any
+    launches: list[Launch] = field(default_factory=list)
+
+    @property
+    def kind(self) -> str | None:
+        return get_str(self.root, "kind")
+
+    @property
+    def name(self) -> str | None:
+        return get_str(self.root, "metadata", "name")
+
+    @property
+    def namespace(self) -> str | None:
+        return get_str(self.root, "metadata", "namespace")
 
 
-def joined_runtime(root: Any, runtimes: dict[str, Any]) -> Any:
-    """The runtime an InferenceService's predictor names, when this file holds it."""
-    if get_str(root, "kind") != "InferenceService":
+def is_joinable(root: Any) -> bool:
+    """A ServingRuntime, ClusterServingRuntime or InferenceService of KServe."""
+    return (get_str(root, "kind") in (*RUNTIME_KINDS, ISVC_KIND)
+            and (get_str(root, "apiVersion") or "").startswith(LLMISVC_API))
+
+
+def _same_namespace(isvc: KObject, runtime: KObject) -> bool:
+    """A ClusterServingRuntime serves every namespace.  A namespaced object without
+    `metadata.namespace` goes wherever it is applied (`kubectl apply -n`, a kustomization's
+    namespace), so only two different stated namespaces are known to be apart."""
+    if runtime.kind == "ClusterServingRuntime":
+        return True
+    a, b = isvc.namespace, runtime.namespace
+    return a is None or b is None or a == b
+
+
+def _supports(spec: Any, model: Any, explicit: bool) -> bool:
+    """``RuntimeSupportsModel`` (predictor_model.go): the model's `mt:NAME[:VERSION]` label is
+    among the runtime's (only `autoSelect: true` formats when no runtime is named)."""
+    name = get_str(model, "modelFormat", "name") or ""
+    version = get_str(model, "modelFormat", "version")
+    want = f"mt:{name}" + (f":{version}" if version is not None else "")
+    labels: set[str] = set()
+    for fmt in items(get(spec, "supportedModelFormats")):
+        if explicit or get_str(fmt, "autoSelect") in _YAML_TRUE:
+            n = get_str(fmt, "name") or ""
+            labels.add(f"mt:{n}")
+            v = get_str(fmt, "version")
+            if v is not None:
+                labels.add(f"mt:{n}:{v}")
+    return want in labels
+
+
+def _protocol_ok(spec: Any, model: Any) -> bool:
+    """``IsProtocolVersionSupported`` with ``GetProtocol``'s default `v1`."""
+    want = get_str(model, "protocolVersion") or "v1"
+    listed = [n.value for n in items(get(spec, "protocolVersions")) if is_scalar(n)]
+    return not listed or want in listed
+
+
+def _priority(spec: Any, fmt: str | None) -> int | None:
+    """``GetPriority``: the first `supportedModelFormats` entry of the format's name."""
+    for entry in items(get(spec, "supportedModelFormats")):
+        if get_str(entry, "name") == fmt:
+            p = (get_str(entry, "priority") or "").strip()
+            return int(p) if p.lstrip("-").isdigit() else None
+    return None
+
+
+def select_runtime(isvc: KObject, runtimes: list[KObject]) -> KObject | None:
+    """The runtime among ``runtimes`` that KServe runs ``isvc``'s predictor with; None when
+    none, when the controller would refuse it, or when which one is not known."""
+    predictor = get(isvc.root, "spec", "predictor")
+    model = get(predictor, "model")
+    if not is_map(model) or get(predictor, "workerSpec") is not None:
         return None
-    name = get_str(root, "spec", "predictor", "model", "runtime")
-    return runtimes.get(name) if name else None
+    visible = [r for r in runtimes if _same_namespace(isvc, r)]
+    name = get_str(model, "runtime")
+    if name:
+        for kind in RUNTIME_KINDS:  # GetServingRuntime: the namespace's first
+            hit = next((r for r in visible if r.kind == kind and r.name == name), None)
+            if hit is not None:
+                spec = get(hit.root, "spec")
+                if get_str(spec, "disabled") in _YAML_TRUE or not _supports(spec, model, True) \
+                        or not _protocol_ok(spec, model):
+                    return None  # the controller refuses the runtime: nothing runs
+                return hit
+        return None
+    fmt = get_str(model, "modelFormat", "name")
+    for kind in RUNTIME_KINDS:  # the namespace's ServingRuntimes before any cluster one
+        tier = []
+        for r in visible:
+            spec = get(r.root, "spec")
+            if r.kind == kind and get_str(spec, "disabled") not in _YAML_TRUE \
+                    and get_str(spec, "multiModel") not in _YAML_TRUE \
+                    and get(spec, "workerSpec") is None \
+                    and _supports(spec, model, False) and _protocol_ok(spec, model):
+                tier.append(r)
+        if len(tier) == 1:
+            return tier[0]
+        if tier:
+            ranked = [(p, r) for r in tier
+                      if (p := _priority(get(r.root, "spec"), fmt)) is not None]
+            if not ranked:
+                return None  # creation time and name decide: not known from the files
+            best = max(p for p, _ in ranked)
+            winners = [r for p, r in ranked if p == best]
+            return winners[0] if len(winners) == 1 else None
+    return None
 
 
 def _runtime_container(runtime: Any) -> Any:
@@ -503,90 +626,115 @@ def _runtime_container(runtime: Any) -> Any:
     return None
 
 
-def extract_isvc(doc: Doc, root: Any, runtime: Any, found: Found) -> bool:
-    """The launch of an InferenceService joined to ``runtime``; False when the runtime has no
-    container KServe merges (the runtime is then read on its own)."""
+def extract_isvc(rdoc: Doc, runtime: Any, idoc: Doc, root: Any, found: Found) -> bool:
+    """The launch of the InferenceService ``root`` (read through ``idoc``) run by ``runtime``
+    (through ``rdoc``: the same text, or both parts of one joined text); False when the runtime
+    has no container KServe merges (the runtime is then read on its own)."""
     from .commandline import Scope, find_launches
     from .kubernetes import _env, _gpus, _node_labels, _volumes, expand_k8s
 
     rc = _runtime_container(runtime)
-    model = get(root, "spec", "predictor", "model")
+    predictor = get(root, "spec", "predictor")
+    model = get(predictor, "model")
     if rc is None or not is_map(model):
         return False
-    env = _env(doc, rc)
-    env.update(_env(doc, model))
-    command = get(model, "command") if get(model, "command") is not None else get(rc, "command")
+    env = _env(rdoc, rc)
+    env.update(_env(idoc, model))
+    command, cdoc = (get(model, "command"), idoc) if get(model, "command") is not None \
+        else (get(rc, "command"), rdoc)
     uri = get(model, "storageUri")
-    if uri is None:
-        uri = get(root, "spec", "predictor", "model", "storageUri")
 
-    def words(node: Any) -> list[Word]:
+    def words(doc: Doc, node: Any) -> list[Word]:
         if is_seq(node):
             return [expand_k8s(doc, n, env) for n in node.value if is_scalar(n)]
         if is_scalar(node):
             return [expand_k8s(doc, node, env)]
         return []
 
-    args = words(get(rc, "args")) + words(get(model, "args"))
-    if is_scalar(uri) and doc.word(uri).text.startswith("hf://"):
-        # the runtime's --model=/mnt/models holds the repo the storage initializer downloaded
-        args = [_model_flag(w, doc, uri) for w in args]
-    gpus, requests_only = _gpus(doc, model)
+    argv = (words(cdoc, command) if command is not None else []) + \
+        words(rdoc, get(rc, "args")) + words(idoc, get(model, "args"))
+    if is_scalar(uri) and idoc.word(uri).text.startswith("hf://"):
+        # the runtime's /mnt/models (`--model=/mnt/models`, `vllm serve /mnt/models`) holds
+        # the repo the storage initializer downloaded
+        argv = [_model_flag(w, idoc, uri, argv[i - 1].text if i else None)
+                for i, w in enumerate(argv)]
+    gpus, requests_only = _gpus(idoc, model)
     if gpus is None and requests_only is None:
-        gpus, requests_only = _gpus(doc, rc)
-    image = get(model, "image") if is_scalar(get(model, "image")) else get(rc, "image")
-    volumes = _volumes(doc, get(runtime, "spec"))
+        gpus, requests_only = _gpus(rdoc, rc)
+    image, image_doc = (get(model, "image"), idoc) if is_scalar(get(model, "image")) \
+        else (get(rc, "image"), rdoc)
+    volumes = {name: (kind, rdoc) for name, (kind, _) in
+               _volumes(rdoc, get(runtime, "spec")).items()}
+    volumes.update({name: (kind, idoc) for name, (kind, _) in
+                    _volumes(idoc, predictor).items()})
     shm = None
     mounts: dict[str, Located] = {}
-    for mount in items(get(rc, "volumeMounts")) + items(get(model, "volumeMounts")):
+    for mdoc, mount in ([(rdoc, m) for m in items(get(rc, "volumeMounts"))]
+                        + [(idoc, m) for m in items(get(model, "volumeMounts"))]):
         path = get_str(mount, "mountPath")
         vol = volumes.get(get_str(mount, "name") or "")
         if path and vol is not None:
-            mounts[path] = Located(vol[0], doc.span(get(mount, "mountPath")), doc.source)
+            at = mdoc.span(get(mount, "mountPath"))
+            mounts[path] = Located(vol[0], at, mdoc.source)
             if path.rstrip("/") == "/dev/shm" and vol[0] == "emptyDir:Memory":
-                shm = Located("emptyDir medium: Memory (the ServingRuntime's)",
-                              doc.span(get(mount, "mountPath")), doc.source)
+                owner = "ServingRuntime's" if mdoc is rdoc else "InferenceService's"
+                shm = Located(f"emptyDir medium: Memory (the {owner})", at, mdoc.source)
     if is_scalar(uri):
         # vLLM reads /mnt/models: the storage initializer, not vLLM, downloads the weights
-        mounts["/"] = Located("KServe storage initializer", doc.span(uri), doc.source)
+        mounts["/"] = Located("KServe storage initializer", idoc.span(uri), idoc.source)
     probes = tuple(k for k in ("readinessProbe", "startupProbe", "livenessProbe")
                    if get(model, k) is not None or get(rc, k) is not None)
     name_node = get(rc, "name")
     meta = get(root, "metadata")
-    replicas = get(root, "spec", "predictor", "minReplicas")
+    replicas = get(predictor, "minReplicas")
     ctx = Context(
         kind="k8s",
-        container_name=Located(name_node.value, doc.span(name_node), doc.source),
-        object_kind="InferenceService",
+        container_name=Located(name_node.value, rdoc.span(name_node), rdoc.source),
+        object_kind=ISVC_KIND,
         object_name=get_str(meta, "name"),
-        object_span=doc.span(root),
+        object_span=idoc.span(root),
         namespace=get_str(meta, "namespace"),
         role="predictor",
-        replicas=(Located(replicas.value, doc.span(replicas), doc.source)
+        replicas=(Located(replicas.value, idoc.span(replicas), idoc.source)
                   if is_scalar(replicas) else None),
-        image=(Located(image.value, doc.span(image), doc.source) if is_scalar(image)
-               else None),
+        image=(Located(image.value, image_doc.span(image), image_doc.source)
+               if is_scalar(image) else None),
         gpus=gpus,
         gpu_requests_only=requests_only,
-        node_labels=_node_labels(doc, get(root, "spec", "predictor")),
+        node_labels={**_node_labels(rdoc, get(runtime, "spec")),
+                     **_node_labels(idoc, predictor)},
         shm=shm,
         probes=probes,
         volumes=mounts,
     )
-    scope = Scope(doc.source, ctx, env=env, list_form=True)
+    scope = Scope(rdoc.source, ctx, env=env, list_form=True)
     if command is not None:
         # the command is the runtime's (or the isvc's) as the user wrote it: not the operator's
-        found.extend(find_launches(words(command) + args, scope))
+        found.extend(find_launches(argv, scope))
     return True
 
 
-def _model_flag(word: Word, doc: Doc, uri: Any) -> Word:
+def rebased(doc: Doc, joined: SourceFile, start: int) -> Doc:
+    """``doc`` read as the part of ``joined`` (``source.joined_source``) that starts at
+    ``start``: the same text, its offsets moved into the joined text."""
+    shift = CharMap.linear(start, len(doc.source.text))
+    if doc.base is None:
+        base = CharMap.linear(start, len(doc.text)) if start else None
+    else:
+        base = doc.base.compose(shift) if start else doc.base
+    return Doc(joined, doc.text, base)
+
+
+def _model_flag(word: Word, doc: Doc, uri: Any, previous: str | None = None) -> Word:
     """The runtime's ``--model=/mnt/models`` with the repo of the ``hf://`` uri as its value:
-    the flag's characters stay the runtime's, the value's are the uri's."""
-    head = "--model="
-    if word.text != head + "/mnt/models":
-        return word
+    the flag's characters stay the runtime's, the value's are the uri's.  A ``/mnt/models``
+    word after ``serve`` or ``--model`` is the uri's repo."""
     repo = _model_word(doc, uri)
+    if word.text == MODEL_DIR and previous in ("serve", "--model"):
+        return Word(repo.text, repo.cmap, word.quoted, repo.unresolved)
+    head = "--model="
+    if word.text != head + MODEL_DIR:
+        return word
     cm = word.cmap
     starts = [cm.start(i) for i in range(len(head))] + [repo.cmap.start(i)
                                                           for i in range(len(repo.text))]
@@ -596,5 +744,6 @@ def _model_flag(word: Word, doc: Doc, uri: Any) -> Word:
                 repo.unresolved)
 
 
-__all__ = ["extract_isvc", "extract_llmisvc", "extract_llmisvc_config", "handled_containers",
-           "is_llmisvc", "is_llmisvc_config", "joined_runtime", "render_templates", "runtimes_in"]
+__all__ = ["KObject", "extract_isvc", "extract_llmisvc", "extract_llmisvc_config",
+           "handled_containers", "is_joinable", "is_llmisvc", "is_llmisvc_config", "rebased",
+           "render_templates", "select_runtime"]

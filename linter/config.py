@@ -55,6 +55,9 @@ class Settings:
     force_exclude: bool = False
     models: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     gpus: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    # custom images: image name or glob pattern -> the engine entry point it runs
+    # (`"registry.corp/llm/vllm-*" = "vllm serve"`); read by linter/images.py
+    images: Mapping[str, str] = field(default_factory=dict)
     docs_url: str | None = None  # rule pages for links (report/rule_pages.py): a URL, {code}
     stated: frozenset[str] = frozenset()
 
@@ -84,7 +87,15 @@ def _schema() -> type:
         force_exclude: bool = Field(default=False, alias="force-exclude")
         models: dict[str, dict[str, Any]] = Field(default_factory=dict)
         gpus: dict[str, dict[str, Any]] = Field(default_factory=dict)
+        images: dict[str, str] = Field(default_factory=dict)
         docs_url: str | None = Field(default=None, alias="docs-url")
+
+        @field_validator("images")
+        @classmethod
+        def _images(cls, v: dict[str, str]) -> dict[str, str]:
+            for pattern, entry in v.items():
+                check_image_entry(pattern, entry)
+            return v
 
         @field_validator("docs_url")
         @classmethod
@@ -138,9 +149,33 @@ def _settings_from(data: Any) -> Settings:
         force_exclude=model.force_exclude,
         models=model.models,
         gpus=model.gpus,
+        images=model.images,
         docs_url=model.docs_url,
         stated=frozenset(model.model_fields_set),
     )
+
+
+def check_image_entry(pattern: str, entry: str) -> None:
+    """An `[images]` entry: a non-empty pattern and an entry point that starts an engine when read
+    as a command (the same reader as every command line), with no arguments of its own."""
+    import shlex
+
+    from .source import SourceFile
+    from .sources import extract
+
+    if not pattern.strip():
+        raise ValueError("an empty image pattern")
+    try:
+        words = shlex.split(entry)
+    except ValueError as exc:
+        raise ValueError(f"{pattern!r}: entry point {entry!r}: {exc}") from None
+    launches = extract(SourceFile("<config>", " ".join(shlex.quote(w) for w in words),
+                                  "command")).launches if words else []
+    if not launches or launches[0].args:
+        raise ValueError(
+            f"{pattern!r}: {entry!r} is not an engine entry point (e.g. \"vllm serve\", "
+            "\"python3 -m vllm.entrypoints.openai.api_server\", \"llama-server\", "
+            "\"rpc-server\", \"python3 -m sglang.launch_server\")")
 
 
 @lru_cache(maxsize=1)

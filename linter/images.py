@@ -1,10 +1,16 @@
-"""Known container images whose entrypoint is an engine (data: catalog/images.json)."""
+"""Container images whose entrypoint is an engine: the known ones (data: catalog/images.json)
+and the configuration's ``[images]`` table (custom images, set per file by the runner)."""
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import re
+import shlex
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import lru_cache
+from typing import Iterator, Mapping
 
 from .catalog.data import read_text
 from .records import dataclass
@@ -74,9 +80,55 @@ def _table() -> dict[str, dict]:
     return table
 
 
+# The configuration's `[images]` table for the file being read: (pattern, entry point) pairs,
+# patterns lower-case and without a docker.io/ or library/ prefix.  A context variable, so the
+# language server's concurrent lints each see their own file's table.
+_CUSTOM: ContextVar[tuple[tuple[str, str], ...]] = ContextVar("mgpu_lint_images", default=())
+CUSTOM = "custom"  # ImageEntry.engine of a table entry: ``entry`` is the entry point as written
+
+
+@contextmanager
+def custom_images(table: Mapping[str, str]) -> Iterator[None]:
+    """Within this block, ``lookup`` answers the table's images first (see config.Settings)."""
+    token = _CUSTOM.set(tuple((parse_image(k).repository + _pattern_tail(k), v)
+                              for k, v in table.items()))
+    try:
+        yield
+    finally:
+        _CUSTOM.reset(token)
+
+
+def _pattern_tail(pattern: str) -> str:
+    image = parse_image(pattern)
+    return (f":{image.tag}" if image.tag is not None else "") + \
+        (f"@{image.digest}" if image.digest is not None else "")
+
+
+def custom_entry(ref: str) -> str | None:
+    """The entry point the `[images]` table gives ``ref``: the first pattern that matches the
+    repository (any tag), ``repository:tag`` or ``repository@digest``."""
+    table = _CUSTOM.get()
+    if not table:
+        return None
+    image = parse_image(ref)
+    names = [image.repository]
+    if image.tag is not None:
+        names.append(f"{image.repository}:{image.tag}")
+    if image.digest is not None:
+        names.append(f"{image.repository}@{image.digest}")
+    for pattern, entry in table:
+        if any(fnmatch.fnmatchcase(n, pattern) for n in names):
+            return entry
+    return None
+
+
 def lookup(ref: str) -> ImageEntry | None:
     """The engine an image runs with no command given, or None for images we do not know."""
+    custom = custom_entry(ref)
     image = parse_image(ref)
+    if custom is not None:
+        # the release is not in a custom image's name: target-version or the newest catalog
+        return ImageEntry(CUSTOM, custom, tuple(shlex.split(custom)), None, image.repository)
     info = _table().get(image.repository)
     if info is None:
         return None

@@ -7,7 +7,7 @@ that file (an internal error the user should report), never a traceback.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Mapping
 
 from .analyze import FileSet, analyze
 from .discover import candidates, kind_by_name, read_source
@@ -50,9 +50,16 @@ class LintCancelled(Exception):
     server) no longer wants this run's findings, because the text it lints is outdated."""
 
 
-def extract_file(source: SourceFile) -> FileResult:
+def extract_file(source: SourceFile, images: Mapping[str, str] | None = None) -> FileResult:
+    """The launches of one file; ``images``: the configuration's `[images]` table for it."""
     try:
-        result = extract(source)
+        if images:
+            from .images import custom_images
+
+            with custom_images(images):
+                result = extract(source)
+        else:
+            result = extract(source)
         result.launches.sort(key=lambda la: la.program.span.start)
         return result
     except RecursionError as exc:
@@ -97,9 +104,12 @@ def discover_inputs(paths: list[str], options: "Options | None" = None
 def read_files(paths: list[str], stdin_text: str | None = None,
                stdin_filename: str | None = None, command: str | None = None,
                max_bytes: int | None = None,
-               found: list[tuple[str, str | None, bool]] | None = None) -> RunResult:
+               found: list[tuple[str, str | None, bool]] | None = None,
+               config_of: "Callable[[str], LoadedConfig] | None" = None) -> RunResult:
     """Read every input and run the sources on it (no rules yet); ``found``: the files
-    discover_inputs chose (by default, everything under ``paths`` with the default excludes)."""
+    discover_inputs chose (by default, everything under ``paths`` with the default excludes);
+    ``config_of``: the configuration that applies to a file (its `[images]` table reaches the
+    sources here, the one place they receive configuration)."""
     run = RunResult()
     inputs: list[tuple[SourceFile | None, Finding | None, bool]] = []
     if command is not None:
@@ -130,9 +140,12 @@ def read_files(paths: list[str], stdin_text: str | None = None,
                     hint="name the file so its kind shows (.yaml, .sh, Dockerfile, .md) or add a "
                          "shell shebang"))
             continue
-        if not may_matter(src.text, src.kind):
-            continue  # no launch, linked object or directive can be in it (linter/prepass.py)
-        result = extract_file(src)
+        table = config_of(src.path).settings.images if config_of is not None else None
+        if not table and not may_matter(src.text, src.kind):
+            # no launch, linked object or directive can be in it (linter/prepass.py); a custom
+            # image need not name an engine, so a configured `[images]` table reads every file
+            continue
+        result = extract_file(src, table)
         run.files.append(result)
         run.findings.extend(result.findings)
         if explicit and not result.launches:
@@ -246,7 +259,8 @@ def lint(paths: list[str], options: Options, stdin_text: str | None = None,
 
     max_bytes = options.config.settings.max_file_size if options.config else None
     run = read_files(paths, stdin_text, stdin_filename, command, max_bytes,
-                     discover_inputs(paths, options))
+                     discover_inputs(paths, options),
+                     config_of=lambda path: config_for(path, options.config))
     if cancelled is not None and cancelled():
         raise LintCancelled
     fileset = FileSet(run.services, run.hpas, run.launches)

@@ -227,7 +227,8 @@ def register(app: typer.Typer) -> None:
         import os
 
         from ..analyze import FileSet
-        from ..config import ConfigError, find_for_directory, load_file, normalise_target_version
+        from ..config import (ConfigError, config_for, find_for_directory, load_file,
+                              normalise_target_version)
         from ..options import Options
         from ..runner import read_files
 
@@ -248,7 +249,11 @@ def register(app: typer.Typer) -> None:
                                          param_hint="'--gpu'")
         options = Options(gpu=gpu, gpus_per_node=gpus_per_node,
                           target_version=target if target_version else None, config=explicit)
-        run = read_files(list(paths or []), command=command)
+        try:
+            run = read_files(list(paths or []), command=command,
+                             config_of=lambda path: config_for(path, explicit))
+        except ConfigError as exc:
+            raise typer.BadParameter(str(exc), param_hint="'--config'") from None
         launches = run.launches
         fileset = FileSet(run.services, run.hpas, launches)
         try:

@@ -338,6 +338,8 @@ def launch_from_image(
     if pin is None and entry.version is not None:
         pin = Located(entry.version, image.span, scope.source)
     scope = replace(scope, version_pin=pin)
+    if entry.engine == images.CUSTOM:
+        return _custom_image(entry, image, image_word, args, scope)
     if entry.engine == VLLM:
         if entry.entry is None:
             # this release's entrypoint is not known (api_server module or `vllm serve`): the
@@ -356,6 +358,27 @@ def launch_from_image(
     found.launches.append(_make(scope, entry.engine, entry.entry or ENTRY_LLAMA_SERVER, image_word,
                                 args, image_entrypoint=True))
     return found
+
+
+def _custom_image(entry: images.ImageEntry, image: Located, image_word: Word, args: list[Word],
+                  scope: Scope) -> Found:
+    """An image the `[images]` table names: its entry point's words (placed at the image, where
+    the entry point is chosen) are read like a command, followed by ``args``.  The launch's
+    program is the image, as for the known images."""
+    entry_words = [Word(w, _const_map(image.span, len(w))) for w in entry.argv]
+    found = find_launches([*entry_words, *args], scope)
+    synthetic = {id(w) for w in entry_words}
+    found.launches = [
+        replace(la, program=image_word, image_entrypoint=True,
+                prefix_args=tuple(w for w in la.prefix_args if id(w) not in synthetic))
+        for la in found.launches if id(la.program) in synthetic]
+    return found
+
+
+def _const_map(span: Span, n: int) -> CharMap:
+    place = MapBuilder()
+    place.const(span.start, span.end, n)
+    return place.build(span.end)
 
 
 def _make(

@@ -13,13 +13,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from mgpu_lint.catalog.knowledge import ModelShape
+from mgpu_lint.catalog.models import CONTEXT_LENGTH_KEYS
 from mgpu_lint.deployment import Deployment
 from mgpu_lint.engines import Setting
 from mgpu_lint.engines.adapter import SGLANG_ARGS
 from mgpu_lint.findings import Finding, Severity
 from mgpu_lint.sizing.display import gb, gib
-from mgpu_lint.sizing.sglang_memory import static_pool_limit, weights_per_gpu_lower_bound
+from mgpu_lint.sizing.sglang_memory import (derived_context_length, static_pool_limit,
+                                            weights_per_gpu_lower_bound)
 from mgpu_lint.sizing.vllm_launch import card_bytes
+from mgpu_lint.versions import version_key
 
 from .registry import Rule, rule
 from .text import (cap_assumed, gpu_phrase, gpu_related, model_name, model_span,
@@ -275,6 +279,98 @@ def static_memory_below_weights(d: Deployment) -> Iterator[Finding]:
     )
 
 
+# sglang/srt/environ.py (0.5.5, 0.5.23): EnvBool(False), read by ModelConfig
+# _derive_context_length; 0.4.10.post2 reads it with get_bool_env_var(..., default="True")
+ALLOW_LONGER_CONTEXT_ENV = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
+
+# The first catalogued release whose default refuses a longer --context-length (0.4.10.post2
+# only warns); the releases between were not read.
+REFUSES_LONGER_CONTEXT = "0.5.5"
+
+
+@rule("MG825", "context-length-above-model", Severity.ERROR,
+      "SGLang's --context-length above the length the model's config.json gives",
+      needs={SGLANG_ARGS}, reads=("model", "context_length", "json_model_override_args"))
+def context_length_above_model(d: Deployment) -> Iterator[Finding]:
+    """
+    What it does: compares `--context-length` with the context length SGLang derives from the
+    model's config.json (a local model directory beside the manifest): the first of
+    max_sequence_length, seq_length, max_seq_len, model_max_length, max_position_embeddings,
+    times the RoPE scaling factor unless the scaling names original_max_position_embeddings
+    or is llama3 (sglang/srt/utils/hf_transformers_utils.py get_context_length, 0.5.5; the
+    same in 0.4.10.post2 and 0.5.23).
+
+    Why is this bad? From 0.5.5 SGLang refuses at start-up: "ValueError: User-specified
+    context_length (…) is greater than the derived context_length (…)" unless
+    SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN is set (sglang/srt/configs/model_config.py
+    ModelConfig._derive_context_length, 0.5.5 and 0.5.23). 0.4.10.post2 allows it by default
+    and only warns that outputs may be wrong or CUDA may fail. Models from the catalog are not
+    checked: only a config.json says which key and scaling SGLang reads.
+
+    Use instead: a `--context-length` within the model's, or the scaling the model supports
+    via `--json-model-override-args` (then the derived length grows with it).
+    """
+    m = d.model
+    if m is None or m.shape is None:
+        return
+    ctx = _tokens(d.inv.setting("context_length"))
+    over = d.inv.setting("json_model_override_args")
+    if ctx is None or over.given or not over.known:
+        return  # overrides may set the length keys or the scaling
+    derived = derived_context_length(m.shape)
+    if derived is None or ctx <= derived:
+        return
+    env = d.launch.env.get(ALLOW_LONGER_CONTEXT_ENV)
+    pin = d.adapter.release_pin(d.launch) if d.adapter.release_pin else None
+    refuses = env is None and pin is not None and \
+        version_key(pin) >= version_key(REFUSES_LONGER_CONTEXT)
+    if refuses:
+        what = (f"{d.adapter.display} {pin} refuses to start (\"User-specified context_length "
+                f"({ctx}) is greater than the derived context_length ({derived})\")")
+    elif env is not None:
+        what = (f"{ALLOW_LONGER_CONTEXT_ENV} lets {d.adapter.display} start, warning that "
+                "outputs may be wrong or CUDA may fail past the model's length")
+    else:
+        what = (f"{d.adapter.display} 0.5.5 and later refuse to start unless "
+                f"{ALLOW_LONGER_CONTEXT_ENV} is set; 0.4.10.post2 starts with a warning that "
+                "outputs may be wrong (nothing pins the release)" if pin is None else
+                f"{d.adapter.display} {pin} starts with a warning that outputs may be wrong "
+                "or CUDA may fail past the model's length")
+    yield context_length_above_model.finding(
+        f"--context-length {ctx} is above the {derived} tokens {model_name(d)}'s config.json "
+        f"gives: {what}",
+        d.source, d.inv.setting("context_length").span or d.program_span,
+        severity=Severity.ERROR if refuses else Severity.WARNING,
+        math=(f"derived context length: {_length_math(m.shape)} = {derived}",
+              f"--context-length {ctx} > {derived}"),
+        hint="lower --context-length to the model's length, or extend the model's RoPE "
+             "scaling with --json-model-override-args",
+    )
+
+
+def _tokens(s: Setting) -> int | None:
+    """A token count: an integer, or digits only (0.5.23 parses --context-length and
+    --max-total-tokens with human_readable_int, sglang/srt/utils/common.py, where plain digits
+    are int(value); its k/Ki suffixes are left unread)."""
+    v = s.value
+    if s.known and isinstance(v, str) and v.strip().isascii() and v.strip().isdigit():
+        v = int(v.strip())
+    return v if s.known and type(v) is int and v >= 1 else None
+
+
+def _length_math(shape: ModelShape) -> str:
+    keys = shape.length_keys or {}
+    key = next(k for k in CONTEXT_LENGTH_KEYS if k in keys)
+    rope = shape.rope_scaling
+    if rope is None:
+        return f"{key} {keys[key]}"
+    if rope.original_max_positions is not None or rope.type == "llama3":
+        return (f"{key} {keys[key]} (the {rope.type} RoPE factor {rope.factor:g} is not "
+                "counted: " + ("llama3" if rope.original_max_positions is None else
+                              "the scaling names original_max_position_embeddings") + ")")
+    return f"{key} {keys[key]} × RoPE factor {rope.factor:g}"
+
+
 RULES: list[Rule] = [nodes_do_not_divide_sizes, data_parallel_across_nodes,
                      dp_attention_not_dividing_tp, nodes_without_init_address,
-                     static_memory_below_weights]
+                     static_memory_below_weights, context_length_above_model]

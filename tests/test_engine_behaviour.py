@@ -383,6 +383,34 @@ TABLE: list[Behaviour] = [
               "sglang/srt/model_executor/model_runner.py profile_max_num_token and "
               "init_memory_pool (0.5.5); pool_configurator.py MemoryPoolConfig (0.5.23)",
               {"MG824": "warning"}, release=None),
+    Behaviour("sglang-context-above-derived-0.5.5", "run.sh",
+              "ValueError: User-specified context_length (65536) is greater than the derived "
+              "context_length (32768) ... To allow overriding this maximum, set the env var "
+              "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1",
+              "sglang/srt/configs/model_config.py ModelConfig._derive_context_length and "
+              "sglang/srt/utils/hf_transformers_utils.py get_context_length (0.5.5; 0.5.23 the "
+              "same)",
+              {"MG825": "error"}, release=None,
+              files={"run.sh": "#!/bin/sh\ndocker run --gpus all lmsysorg/sglang:v0.5.5-cu126 "
+                     "python3 -m sglang.launch_server --model-path ./m --context-length 65536\n",
+                     "m/config.json": '{"model_type": "qwen2", "hidden_size": 3584, "intermediate_size": 18944, "num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4, "vocab_size": 152064, "max_position_embeddings": 32768, "torch_dtype": "bfloat16"}'}),
+    Behaviour("sglang-context-above-derived-allowed", "run.sh",
+              "starts with the warning: User-specified context_length (65536) is greater than "
+              "the derived context_length (32768). This may lead to incorrect model outputs",
+              "sglang/srt/configs/model_config.py ModelConfig._derive_context_length (0.5.5: "
+              "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN set)",
+              {"MG825": "warning"}, release=None,
+              files={"run.sh": "#!/bin/sh\ndocker run --gpus all -e "
+                     "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 lmsysorg/sglang:v0.5.5-cu126 "
+                     "python3 -m sglang.launch_server --model-path ./m --context-length 65536\n",
+                     "m/config.json": '{"model_type": "qwen2", "hidden_size": 3584, "intermediate_size": 18944, "num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4, "vocab_size": 152064, "max_position_embeddings": 32768, "torch_dtype": "bfloat16"}'}),
+    Behaviour("sglang-context-within-derived", "run.sh",
+              "context_len = the user's 32768 (not above the derived length)",
+              "sglang/srt/configs/model_config.py ModelConfig._derive_context_length (0.5.5)",
+              {}, ("MG825",), release=None,
+              files={"run.sh": "#!/bin/sh\ndocker run --gpus all lmsysorg/sglang:v0.5.5-cu126 "
+                     "python3 -m sglang.launch_server --model-path ./m --context-length 32768\n",
+                     "m/config.json": '{"model_type": "qwen2", "hidden_size": 3584, "intermediate_size": 18944, "num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4, "vocab_size": 152064, "max_position_embeddings": 32768, "torch_dtype": "bfloat16"}'}),
     Behaviour("sglang-default-loopback-behind-service", "deploy.yaml",
               "binds ServerArgs.host 127.0.0.1: the Service reaches nothing",
               "sglang/srt/server_args.py ServerArgs.host (0.4.10.post2, 0.5.5)",
@@ -440,6 +468,7 @@ def _argv(b: Behaviour, tmp_path: Path) -> list[str]:
         args += ["--target-version", b.release]
     if b.files:
         for name, text in b.files.items():
+            (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
             (tmp_path / name).write_text(text, encoding="utf-8")
         args.append(str(tmp_path / b.command))
     else:

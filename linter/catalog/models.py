@@ -223,10 +223,11 @@ def read_local_config(dir_path: str | Path) -> ModelShape | None:
     if not isinstance(cfg, dict):
         return None
     text = cfg.get("text_config")
+    lengths = None if "text_config" in cfg else _length_keys(cfg)
     if isinstance(text, dict):
         cfg = {**{k: v for k, v in cfg.items() if k != "text_config"}, **text}
     try:
-        shape = _shape_from_config(cfg, Path(dir_path).name or str(dir_path))
+        shape = _shape_from_config(cfg, Path(dir_path).name or str(dir_path), lengths)
     except (TypeError, ValueError, KeyError, ArithmeticError, RecursionError):  # ValueError:
         # pydantic's ValidationError too
         return None  # ArithmeticError: zero heads, 1e400, huge integers as floats
@@ -234,7 +235,35 @@ def read_local_config(dir_path: str | Path) -> ModelShape | None:
     return shape if bounds.shape_problem(shape) is None else None
 
 
-def _shape_from_config(cfg: dict[str, Any], name: str) -> ModelShape:
+# The keys Hugging Face-style loaders read a context length from, in the order they prefer them
+# (sglang/srt/utils/hf_transformers_utils.py CONTEXT_LENGTH_KEYS, 0.5.5; the same list in
+# 0.4.10.post2's hf_transformers_utils.py and 0.5.23's utils/hf_transformers/common.py).
+CONTEXT_LENGTH_KEYS = ("max_sequence_length", "seq_length", "max_seq_len", "model_max_length",
+                       "max_position_embeddings")
+
+
+def _length_keys(cfg: dict[str, Any]) -> dict[str, int] | None:
+    """The context-length keys of a top-level config.json, or None when one is not a positive
+    integer or the RoPE scaling is written in a way not modelled (then no length is derived
+    from them)."""
+    from .. import bounds
+
+    rope = cfg.get("rope_scaling")
+    if "rope_parameters" in cfg or (rope and not isinstance(rope, dict)):
+        return None
+    out = {}
+    for key in CONTEXT_LENGTH_KEYS:
+        if key not in cfg or cfg[key] is None:
+            continue
+        v = cfg[key]
+        if type(v) is not int or not 0 < v <= bounds.MAX_TOKENS:
+            return None
+        out[key] = v
+    return out
+
+
+def _shape_from_config(cfg: dict[str, Any], name: str,
+                       lengths: dict[str, int] | None = None) -> ModelShape:
     layers, hidden = int(cfg["num_hidden_layers"]), int(cfg["hidden_size"])
     heads = int(cfg["num_attention_heads"])
     kv_heads = int(cfg.get("num_key_value_heads") or heads)
@@ -278,6 +307,7 @@ def _shape_from_config(cfg: dict[str, Any], name: str) -> ModelShape:
         sliding_window=sliding_window, sliding_layers=sliding_layers,
         tie_embeddings=(bool(cfg["tie_word_embeddings"]) if "tie_word_embeddings" in cfg
                         else None),
+        length_keys=lengths,
         note="read from config.json; params estimated from the shape",
         source=("local config.json",),
     ))

@@ -73,6 +73,10 @@ class ModelShape:
         default=None, description="config.json tie_word_embeddings (lm_head is the embedding)")
     vision_params: float | None = _bound(
         default=None, ge=0, description="vision tower + projector params vLLM loads beside params")
+    length_keys: dict[str, int] | None = _bound(
+        default=None, description="the context-length keys a local config.json sets "
+        "(max_sequence_length, seq_length, max_seq_len, model_max_length, "
+        "max_position_embeddings); None when the shape did not come from one")
     note: str | None = None
     source: tuple[str, ...] = ()
 

@@ -417,15 +417,17 @@ def _report(fmt: str, findings: list[Any], run: Any, args: dict[str, Any], out: 
         for chunk in json_chunks(findings, summary, _rule_names(_docs_url(args), codes)):
             out.write(chunk)
     elif fmt == "sarif":
-        from .report.sarif import render as render_sarif
+        from .report.sarif import chunks as sarif_chunks
         from .rules import ALL
 
-        out.write(render_sarif(findings, ALL, root=args.get("project_root"),
-                               docs_url=_docs_url(args)))
+        for chunk in sarif_chunks(findings, ALL, root=args.get("project_root"),
+                                  docs_url=_docs_url(args)):
+            out.write(chunk)
     elif fmt == "github":
-        from .report.github import render as render_github
+        from .report.github import chunks as github_chunks
 
-        out.write(render_github(findings))
+        for chunk in github_chunks(findings):
+            out.write(chunk)
     else:
         from .report.text import chunks as text_chunks
 

@@ -7,6 +7,8 @@ property values `:` and `,` are too.  Text that is not a file (``<command>``, ``
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from ..findings import Finding, Severity
 from .sarif import is_pseudo_path
 
@@ -39,5 +41,12 @@ def render_finding(f: Finding) -> str:
     return f"::{COMMANDS[f.severity]} {head}::{message}"
 
 
+def chunks(findings: list[Finding], batch: int = 256) -> Iterator[str]:
+    """The report in pieces of ``batch`` lines, for writing as they are made (one string of
+    every line held the whole report at once)."""
+    for i in range(0, len(findings), batch):
+        yield "".join(render_finding(f) + "\n" for f in findings[i:i + batch])
+
+
 def render(findings: list[Finding]) -> str:
-    return "".join(render_finding(f) + "\n" for f in findings)
+    return "".join(chunks(findings))

@@ -394,6 +394,14 @@ class VarRef:
     option: str | None = None
 
 
+def unknown_words(span: Span, name: str, option: str | None = None) -> Word:
+    """``$name`` at ``span``: words the engine gets that the linter does not spell out (none,
+    one or several), all of them about ``option`` when it is given."""
+    text = "$" + name
+    return Word(text, CharMap.table([span.start] * len(text), [span.end] * len(text), span.end),
+                False, (VarRef(name, span, split=True, option=option),))
+
+
 @dataclass(eq=False)
 class SourceFile:
     """A file's decoded text.  ``path`` is as given on the command line (or ``<command>``)."""

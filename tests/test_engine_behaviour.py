@@ -253,6 +253,20 @@ TABLE: list[Behaviour] = [
               "(0.30.0)", {}, ("MG016",),
               files={"run.sh": "#!/bin/sh\nvllm serve --config serve.yaml\n",
                      "serve.yaml": f"model: {LLAMA}\ntensor-parallel-size: 2\n"}),
+    Behaviour("dockerfile-exec-entrypoint-only", "Dockerfile",
+              "docker run IMAGE ARGS appends ARGS to an exec-form ENTRYPOINT: the model comes "
+              "at run time",
+              "Dockerfile reference, ENTRYPOINT exec form and 'Understand how CMD and "
+              "ENTRYPOINT interact' (docker/docs)", {}, ("MG016",),
+              files={"Dockerfile": 'FROM ubuntu:22.04\nENTRYPOINT ["python3", "-m", '
+                                   '"vllm.entrypoints.openai.api_server"]\n'}),
+    Behaviour("dockerfile-shell-entrypoint", "Dockerfile",
+              "a shell-form ENTRYPOINT ignores CMD and run-time arguments: vLLM serves its "
+              "default model", "Dockerfile reference, ENTRYPOINT shell form (docker/docs); "
+              "vllm/engine/arg_utils.py EngineArgs.model default (0.30.0)",
+              {"MG016": "error"},
+              files={"Dockerfile": "FROM ubuntu:22.04\nENTRYPOINT python3 -m "
+                                   "vllm.entrypoints.openai.api_server\n"}),
     # ------------------------------------------------------------ unknown flags stop argparse
     Behaviour("typo-tp", "vllm serve meta-llama/Llama-3.1-70B-Instruct --tensor-paralel-size 4",
               "exits: unrecognized arguments: --tensor-paralel-size 4 (no config is built, so "

@@ -225,6 +225,10 @@ class ModelMixin:
             occ = flag_model[-1]
             return ModelRef(value=occ.value if occ.known else None, span=occ.value_span,
                             origin=occ.spelling, known=occ.known)
+        if self.unknown_words is not None:
+            # words the linter cannot spell out (`$ARGS`, `docker run` arguments) may hold --model
+            return ModelRef(value=None, span=self.unknown_words.span, origin="--model",
+                            known=False)
         if not self.positional:
             self._no_model()
         return ModelRef(value=self._default_model(), span=None, origin="default", known=False)

@@ -2,7 +2,9 @@
 
 Exec form (a JSON array) gives list-form words; shell form runs through ``/bin/sh -c``.  A line
 ending in the escape character continues the instruction; comment lines inside it are dropped, as
-BuildKit does.  ``RUN pip install vllm==X`` pins the release for the launch.
+BuildKit does.  ``RUN pip install vllm==X`` pins the release for the launch.  An exec-form
+ENTRYPOINT without CMD gets its arguments at ``docker run`` time: they are an unknown-words
+marker at the closing bracket (never "no model given"); a shell-form one takes none.
 
 An ENTRYPOINT or CMD that runs a script (`["/app/start.sh"]`, `bash /app/start.sh`) which a
 `COPY`/`ADD` of the stage put there from the build context is followed when that file is in the
@@ -20,7 +22,7 @@ import re
 
 from ..launch import Context, EnvVar, Located
 from ..safeio import SideFileError, is_regular_file, read_text, side_finding
-from ..source import CharMap, MapBuilder, SourceFile, Word
+from ..source import CharMap, MapBuilder, SourceFile, Span, Word, unknown_words
 from .commandline import Found, Scope, find_launches, launch_from_image, search_script
 from ..records import dataclass, field, replace
 
@@ -343,6 +345,15 @@ def _final_stage(source: SourceFile, stage: _Stage) -> Found:
         if words is None:
             return search_script(entry.text, Word(entry.text, entry.cmap), scope)
         cmd_words = _json_array(cmd) if cmd is not None else []
+        if cmd is None and words:
+            # an exec-form ENTRYPOINT without CMD takes its arguments at `docker run IMAGE
+            # ARGS` time (Dockerfile reference, "Understand how CMD and ENTRYPOINT interact"):
+            # the words that follow are unknown, never "no model given"
+            # shown at the array's closing bracket, where they would follow
+            close = entry.text.rstrip()
+            at = (Span(entry.cmap.start(len(close) - 1), entry.cmap.end(len(close) - 1))
+                  if close.endswith("]") else words[-1].span)
+            cmd_words = [unknown_words(at, "docker-run-arguments")]
         scope.list_form = True
         return find_launches(words + (cmd_words or []), scope)
     if cmd is None:

@@ -79,7 +79,7 @@ from ..launch import (
     Located,
 )
 from ..shell import split_commands
-from ..source import CharMap, VarRef, Word
+from ..source import CharMap, VarRef, Word, unknown_words
 from .commandline import Found, compose_word, parse_size
 from .yamlnodes import Doc, get, get_str, is_map, is_scalar, items, pairs
 
@@ -376,10 +376,7 @@ def _engine_args(words: list[Word], module: str = VLLM_MODULE) -> list[Word]:
 
 def _marker(at: Word, name: str) -> Word:
     """Words the engine may get that the linter does not know (none, one or several)."""
-    text = "$" + name
-    span = at.span
-    return Word(text, CharMap.table([span.start] * len(text), [span.end] * len(text), span.end),
-                False, (VarRef(name, span, split=True),))
+    return unknown_words(at.span, name)
 
 
 def _gpus(doc: Doc, service: Any) -> GpuRequest | None:

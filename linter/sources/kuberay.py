@@ -39,7 +39,7 @@ from .. import images
 from ..engines.catalog import vllm_catalog, vllm_versions
 from ..findings import Finding, Severity
 from ..launch import ENTRY_VLLM_API_SERVER, VLLM, Context, EnvVar, Launch, Located
-from ..source import CharMap, VarRef, Word
+from ..source import CharMap, VarRef, Word, unknown_words
 from ..yamlsrc import YamlError, compose_documents
 from .commandline import Found
 from .yamlnodes import Doc, get, get_str, is_map, is_scalar, items, pairs
@@ -87,10 +87,7 @@ def _unknown_value(node: Any, doc: Doc, name: str) -> Word:
 def _marker(node: Any, doc: Doc, name: str, option: str | None = None) -> Word:
     """Words the engine gets that the linter does not spell out (none, one or several), all
     of them about ``option`` when it is given."""
-    span = doc.span(node)
-    text = "$" + name
-    return Word(text, CharMap.table([span.start] * len(text), [span.end] * len(text), span.end),
-                False, (VarRef(name, span, split=True, option=option),))
+    return unknown_words(doc.span(node), name, option)
 
 
 @lru_cache(maxsize=1)

@@ -32,5 +32,5 @@ SHM_MIN_BYTES = 1 << 30
 # are; the command line reports them all.  Building and sending 16,000 diagnostics for one 200 KB
 # line took longer than the 1 s the server has to answer (issue 20), and no editor lists that
 # many usefully.  Microsoft's sample language server caps the same way (vscode-extension-samples
-# lsp-sample: `maxNumberOfProblems`, 1000 in its server's defaults).
+# lsp-sample: `maxNumberOfProblems`, 100 in its package.json settings and server.ts defaults).
 LSP_MAX_DIAGNOSTICS = 1000

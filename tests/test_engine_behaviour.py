@@ -182,6 +182,14 @@ TABLE: list[Behaviour] = [
               "depends on the release: valid up to 0.7.3, an error from 0.8.5",
               "vllm/engine/arg_utils.py EngineArgs.add_cli_args (0.7.3, 0.30.0)",
               {"MG006": "warning"}, release=None),
+    Behaviour("compilation-config-level-pinned", f"vllm serve {LLAMA} --compilation-config 3",
+              "fails: the value is validated as a CompilationConfig JSON object",
+              "vllm/config/compilation.py / arg_utils.py (0.30.0); config.py "
+              "CompilationConfig.from_cli validate_json (0.9.2)", {"MG006": "error"}),
+    Behaviour("compilation-config-level-unpinned", f"vllm serve {LLAMA} --compilation-config 3",
+              "depends on the release: 0.8.5 reads a bare level, 0.9.2 and later refuse it",
+              "vllm/config.py CompilationConfig.from_cli (0.8.5.post1, 0.9.2)",
+              {"MG006": "warning"}, release=None),
     # ------------------------------------------------------------ front end
     Behaviour("auto-tool-choice", f"vllm serve {LLAMA} --enable-auto-tool-choice",
               "TypeError: Error: --enable-auto-tool-choice requires --tool-call-parser",

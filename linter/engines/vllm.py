@@ -92,6 +92,9 @@ def _describe(occ: OptionValue) -> str:
     return f"{occ.spelling} {occ.raw}"
 
 
+_LEVELS = ("0", "1", "2", "3")  # compilation levels a bare --compilation-config took
+
+
 class _Walker(ModelMixin, ConfigMixin):
     def __init__(self, launch: Launch, b: Builder, catalog: FlagCatalog,
                  substitute_for: str | None, name: str) -> None:
@@ -664,7 +667,15 @@ class _Walker(ModelMixin, ConfigMixin):
 
     def _invalid(self, spec: OptionSpec, written: str, raw: str, span: Span, error: str,
                  flag_span: Span | None = None) -> None:
-        self.b.report("MG006", Severity.ERROR, f"invalid value for {written}: {error}", span)
+        severity, assumed = Severity.ERROR, ""
+        if spec.key == "compilation_config" and raw in _LEVELS and self.release_assumed:
+            # vLLM 0.8.5 reads a bare level (vllm/config.py CompilationConfig.from_cli: `if
+            # cli_value in ["0", "1", "2", "3"]: return cls(level=int(cli_value))`, 0.8.5.post1);
+            # 0.9.2 validates it as JSON (TypeAdapter(CompilationConfig).validate_json) and fails
+            severity = Severity.WARNING
+            assumed = (f" (assuming vLLM {self.name}, as nothing pins the release: vLLM 0.8.5 "
+                       "reads a bare level there)")
+        self.b.report("MG006", severity, f"invalid value for {written}: {error}{assumed}", span)
         self._unknown(spec, written, flag_span or span, value_span=span, raw=raw)
 
     def _unknown(self, spec: OptionSpec, written: str, flag_span: Span, *,

@@ -509,8 +509,8 @@ class _Walker(ModelMixin, ConfigMixin):
     def _flag(self, i: int, tok: OptionToken, spec: OptionSpec, match: Match, written: str,
               flag_span: Span) -> int:
         word = self.words[i]
-        severity, assumed = self._valued_elsewhere(spec)
         if tok.value_start is not None:
+            severity, assumed = self._valued_elsewhere(spec)
             self.b.report(
                 "MG006", severity,
                 f"{written} takes no value: vLLM {self.name} fails with \"ignored explicit "
@@ -523,6 +523,7 @@ class _Walker(ModelMixin, ConfigMixin):
             return i + 1
         nxt = self.words[i + 1] if i + 1 < len(self.words) else None
         if nxt is not None and nxt.text in BOOL_WORDS and (self.positional or self.model_broken):
+            severity, assumed = self._valued_elsewhere(spec)
             self.b.report(
                 "MG006", severity,
                 f"{written} takes no value: `{nxt.text}` reaches vLLM {self.name} as an extra "

@@ -20,7 +20,9 @@ from mgpu_lint.engines import Setting
 from mgpu_lint.engines.adapter import SGLANG_ARGS
 from mgpu_lint.findings import Finding, Severity
 from mgpu_lint.sizing.display import gb, gib
-from mgpu_lint.sizing.sglang_memory import (derived_context_length, static_pool_limit,
+from mgpu_lint.sizing.sglang_memory import (DEFAULT_FRACTION_RELEASES, DefaultFraction,
+                                            default_mem_fraction_static,
+                                            derived_context_length, static_pool_limit,
                                             weights_per_gpu_lower_bound)
 from mgpu_lint.sizing.vllm_launch import card_bytes
 from mgpu_lint.versions import version_key
@@ -203,18 +205,36 @@ _WEIGHTS_CHANGED_BY = ("quantization", "torchao_config", "modelopt_quant", "quan
                        "ple_offload_embedding", "load_format")
 
 
+# The settings the default --mem-fraction-static depends on (sizing/sglang_memory.py
+# default_mem_fraction_static); cuda_graph_max_bs and cuda_graph_bs are 0.4.10.post2's and
+# 0.5.5's options (0.5.23 folds them into --cuda-graph-config, whose reserve is not counted).
+_DEFAULT_FRACTION_READS = ("data_parallel_size", "enable_dp_attention", "speculative_algorithm",
+                           "chunked_prefill_size", "max_prefill_tokens", "cuda_graph_max_bs",
+                           "cuda_graph_bs", "disaggregation_mode")
+
+# sglang/srt/environ.py (0.5.23): EnvBool(False), read by overrides.py
+# post_capture_kv_sizing_planned; any value in the launch may turn it on
+POST_CAPTURE_ENV = "SGLANG_ENABLE_POST_CAPTURE_KV_SIZING"
+
+
 @rule("MG824", "static-memory-below-weights", Severity.ERROR,
       "SGLang's static memory (card × --mem-fraction-static) cannot hold the weights",
       needs={SGLANG_ARGS},
       reads=("model", "tensor_parallel_size", "pipeline_parallel_size", "mem_fraction_static",
              "dtype", "quantization", "torchao_config", "modelopt_quant", "quantize_and_serve",
              "cpu_offload_gb", "offload_group_size", "offload_mode", "ple_offload_embedding",
-             "load_format"))
+             "load_format", *_DEFAULT_FRACTION_READS))
 def static_memory_below_weights(d: Deployment) -> Iterator[Finding]:
     """
     What it does: compares the model's weights per GPU — at least parameters × bits / (tp ×
-    pp) — with the memory SGLang lets its static pool take: the card × `--mem-fraction-static`
-    (the whole card when the flag is not given; its default is smaller).
+    pp) — with the memory SGLang lets its static pool take: the card × `--mem-fraction-static`.
+    When the flag is not given, the fraction is the default the release computes from the
+    card, tp × pp and the prefill and CUDA-graph sizes: (card − reserve) / card, with the
+    reserve of sglang/srt/server_args.py ServerArgs.__post_init__ (0.4.10.post2),
+    _handle_gpu_memory_settings (0.5.5) or arg_groups/memory_hook.py
+    handle_gpu_memory_settings (0.5.23; its CUDA-graph reserve is not counted, so the
+    fraction used is at most SGLang's). Without a pinned release the newest catalogued
+    release's default is used and the finding is a warning.
 
     Why is this bad? SGLang sizes its KV cache as what is left of card × mem-fraction-static
     after the weights (sglang/srt/model_executor/model_runner.py profile_max_num_token,
@@ -239,9 +259,15 @@ def static_memory_below_weights(d: Deployment) -> Iterator[Finding]:
         s = inv.setting(key)
         if s.given or not s.known:
             return  # quantized online or offloaded: the checkpoint's bytes are not what loads
-    tp, pp, _, _ = sizes
+    tp, pp, dp, _ = sizes
     fraction = inv.setting("mem_fraction_static")
-    f = fraction.value if fraction.given else 1.0
+    default: DefaultFraction | None = None
+    pin = d.adapter.release_pin(d.launch) if d.adapter.release_pin else None
+    if fraction.given:
+        f = fraction.value
+    else:
+        default = _default_fraction(d, g.spec.memory_gb, tp, pp, dp, pin)
+        f = default.fraction if default is not None else 1.0  # unknown: the whole card
     if not fraction.known or isinstance(f, bool) or not isinstance(f, (int, float)) or \
             not 0 < f <= 1:
         return
@@ -251,32 +277,96 @@ def static_memory_below_weights(d: Deployment) -> Iterator[Finding]:
     if weights < limit:
         return
     on = gpu_phrase(d, g.spec)
+    severity = cap_assumed(Severity.ERROR, g.assumed)
     if weights >= card:
         what = (f"the card has {gib(card)} ({on}): the weights do not load (CUDA out of "
                 "memory)")
     else:
+        if default is None:
+            source = f"--mem-fraction-static {f:g}"
+        else:
+            source = (f"the default --mem-fraction-static SGLang {default.release} computes, "
+                      f"{'at most ' if default.upper_bound else ''}{f:g},")
         what = (f"{d.adapter.display} keeps at most {gib(limit)} for weights and KV cache "
-                f"(--mem-fraction-static {f:g} of {gib(card)}, {on}): no KV token fits and it "
-                "stops (\"Not enough memory. Please try to increase --mem-fraction-static\")")
+                f"({source} of {gib(card)}, {on}): no KV token fits and it stops (\"Not "
+                "enough memory. Please try to increase --mem-fraction-static\")")
+        if default is not None and pin is None:
+            what += (f"; nothing pins the release, so SGLang {default.release}, the newest "
+                     "catalogued, is assumed")
+            severity = Severity.WARNING
     card_note = "" if measured else " (marketed size read as GiB: an upper bound)"
     related = (*gpu_related(d), *setting_related(d, inv.tensor_parallel_size,
                                            inv.pipeline_parallel_size))
+    pool = (f"static pool limit: {gib(card)}{card_note} × {f:g} = {gib(limit)}",)
+    if default is not None:
+        pool = (f"default --mem-fraction-static (SGLang {default.release}): reserve "
+                f"{' + '.join(default.terms)} = {default.reserved_mib:g} MiB; "
+                f"round(({default.gpu_mib:g} − {default.reserved_mib:g}) / "
+                f"{default.gpu_mib:g}, 3) = {f:g}", *pool)
     yield static_memory_below_weights.finding(
         f"the weights of {model_name(d)} take at least {gib(weights)} per GPU (tp {tp} × pp "
         f"{pp}) but {what}",
         d.source, fraction.span if fraction.given and fraction.span is not None and
         weights < card else model_span(d),
-        severity=cap_assumed(Severity.ERROR, g.assumed),
+        severity=severity,
         math=(f"weights: {m.shape.params / 1e9:g}B params × {m.weights.bits:g} bits "
               f"({m.weights.label}, {m.weights.origin}) = {gb(weights * tp * pp)}",
               f"at least per GPU: {gb(weights * tp * pp)} / (tp {tp} × pp {pp}) = "
               f"{gib(weights)}",
-              f"static pool limit: {gib(card)}{card_note} × {f:g} = {gib(limit)}"
-              if fraction.given else f"card: {gib(card)}{card_note}"),
+              *(pool if weights < card else (f"card: {gib(card)}{card_note}",))),
         hint="raise --mem-fraction-static, add GPUs (--tp-size), or use a quantized checkpoint"
         if weights < card else "add GPUs (--tp-size / --pp-size) or use a quantized checkpoint",
         related=related,
     )
+
+
+def _default_fraction(d: Deployment, memory_gb: float, tp: int, pp: int, dp: int,
+                      pin: str | None) -> DefaultFraction | None:
+    """The --mem-fraction-static the pinned release (else the newest catalogued) computes, or
+    None when a setting it depends on is unknown.
+
+    The card is read as its marketed size in GiB × 1024 MiB: at least what nvidia-smi reports
+    (H100 80 GB: 81559 MiB of 81920), which only raises the fraction, and in the same band of
+    SGLang's table (the band edges, 20/35/60/90/160 GiB, are far from marketed sizes)."""
+    release = pin or DEFAULT_FRACTION_RELEASES[-1]
+    inv = d.inv
+    keys = ("enable_dp_attention", "speculative_algorithm", "chunked_prefill_size",
+            "max_prefill_tokens", "cuda_graph_max_bs", "cuda_graph_bs", "disaggregation_mode")
+    s = {k: inv.setting(k) for k in keys}
+    if not all(v.known for v in s.values()):
+        return None
+    chunked = _signed_int(s["chunked_prefill_size"].value)
+    max_prefill = _tokens(s["max_prefill_tokens"])
+    if (s["chunked_prefill_size"].value is not None and chunked is None) or max_prefill is None:
+        return None
+    graph_bs = s["cuda_graph_max_bs"].value
+    listed = s["cuda_graph_bs"].value
+    if listed:  # ServerArgs: a --cuda-graph-bs list sets cuda_graph_max_bs to its largest
+        items = listed if isinstance(listed, list) else [listed]
+        if not all(type(v) is int for v in items):
+            return None
+        graph_bs = max(items)
+    if graph_bs is not None and type(graph_bs) is not int:
+        return None
+    spec = s["speculative_algorithm"].value
+    env = d.launch.env
+    # 0.5.23 sizes the pool after graph capture when the variable is set or for a Muse Spark
+    # model, which only a local config.json could be
+    post_capture = POST_CAPTURE_ENV in env or (d.model is not None and d.model.shape is not None
+                                               and d.model.shape.length_keys is not None)
+    return default_mem_fraction_static(
+        release, memory_gb * 1024, tp=tp, pp=pp, dp=dp,
+        dp_attention=bool(s["enable_dp_attention"].value),
+        speculative=spec if isinstance(spec, str) else None, chunked_prefill_size=chunked,
+        max_prefill_tokens=max_prefill, cuda_graph_max_bs=graph_bs,
+        disaggregation_decode=s["disaggregation_mode"].value == "decode",
+        post_capture_possible=post_capture)
+
+
+def _signed_int(v: object) -> int | None:
+    if isinstance(v, str) and v.strip().lstrip("-").isdigit():
+        return int(v.strip())
+    return v if type(v) is int else None
 
 
 # sglang/srt/environ.py (0.5.5, 0.5.23): EnvBool(False), read by ModelConfig

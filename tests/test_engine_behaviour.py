@@ -35,6 +35,16 @@ class Behaviour:
     files: dict[str, str] = field(default_factory=dict)  # name -> text (the launch's context)
 
 
+# Qwen2.5-72B in bf16 at tp 2 on H100s, without --mem-fraction-static (SGLang's default)
+SGL_72B_TP2 = ("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: sgl\nspec:\n  "
+               "template:\n    spec:\n      nodeSelector: {{nvidia.com/gpu.product: "
+               "NVIDIA-H100-80GB-HBM3}}\n      containers:\n        - name: server\n          "
+               "image: lmsysorg/sglang:{tag}\n          command: [\"python3\", \"-m\", "
+               "\"sglang.launch_server\", \"--model-path\", \"Qwen/Qwen2.5-72B-Instruct\", "
+               "\"--tp\", \"2\"]\n          resources:\n            limits: "
+               "{{nvidia.com/gpu: 2}}\n")
+
+
 TABLE: list[Behaviour] = [
     # ------------------------------------------------------------ data parallel
     Behaviour("dp-local-above-dp", f"vllm serve {MOE} -dp 2 -dpl 4 --enable-expert-parallel",
@@ -405,6 +415,19 @@ TABLE: list[Behaviour] = [
               "sglang/srt/model_executor/model_runner.py profile_max_num_token and "
               "init_memory_pool (0.5.5); pool_configurator.py MemoryPoolConfig (0.5.23)",
               {"MG824": "warning"}, release=None),
+    Behaviour("sglang-default-fraction-0.5.5", "deploy.yaml",
+              "mem_fraction_static = round((81559 - 13568) / 81559, 3) = 0.834 on an H100: "
+              "RuntimeError: Not enough memory (67.7 GiB of weights per GPU)",
+              "sglang/srt/server_args.py ServerArgs._handle_gpu_memory_settings and "
+              "model_executor/model_runner.py profile_max_num_token (0.5.5)",
+              {"MG824": "error"}, release=None,
+              files={"deploy.yaml": SGL_72B_TP2.format(tag="v0.5.5-cu126")}),
+    Behaviour("sglang-default-fraction-0.4.10", "deploy.yaml",
+              "mem_fraction_static = round((81559 - (9.5 + 2/2) x 1024) / 81559, 3) = 0.868: "
+              "68.7 GiB for weights and KV cache, the 67.7 GiB of weights fit",
+              "sglang/srt/server_args.py ServerArgs.__post_init__ (0.4.10.post2)",
+              {}, ("MG824",), release=None,
+              files={"deploy.yaml": SGL_72B_TP2.format(tag="v0.4.10.post2-cu126")}),
     Behaviour("sglang-context-above-derived-0.5.5", "run.sh",
               "ValueError: User-specified context_length (65536) is greater than the derived "
               "context_length (32768) ... To allow overriding this maximum, set the env var "

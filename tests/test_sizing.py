@@ -319,3 +319,42 @@ def test_fixed_rounds_half_up_like_java() -> None:
     assert fixed(2.125, 2) == "2.13"
     assert fixed(0.15, 1) == "0.2"
     assert fixed(1e22, 1) == "10000000000000000000000.0"
+
+
+def test_sglang_default_fraction_per_release() -> None:
+    """The default --mem-fraction-static of each catalogued SGLang release, computed by hand
+    from its source: server_args.py __post_init__ (0.4.10.post2), _handle_gpu_memory_settings
+    (0.5.5), arg_groups/memory_hook.py handle_gpu_memory_settings (0.5.23)."""
+    from mgpu_lint.engines.catalog import SGLANG_VERSIONS
+    from mgpu_lint.sizing.sglang_memory import (DEFAULT_FRACTION_RELEASES,
+                                                default_mem_fraction_static as f)
+
+    assert DEFAULT_FRACTION_RELEASES == SGLANG_VERSIONS
+    common = dict(pp=1, dp=1, dp_attention=False, speculative=None, chunked_prefill_size=None,
+                  max_prefill_tokens=16384, cuda_graph_max_bs=None)
+    h100 = 80 * 1024
+    # 0.4.10.post2: (9.5 + tp/2) GiB on 35-90 GiB cards
+    assert f("0.4.10.post2", h100, tp=2, **common).reserved_mib == 10.5 * 1024
+    # T4: (2.8 + 1/10) GiB, + 2 GiB speculative, + 4 GiB dp attention
+    r = f("0.4.10.post2", 16 * 1024, tp=1, **{**common, "speculative": "EAGLE",
+                                               "dp_attention": True})
+    assert r.reserved_mib == (2.9 + 2 + 4) * 1024
+    # 0.5.5: 512 + 8192 × 1.5 + 256 × 2 + 2/8 × 1024
+    r = f("0.5.5", h100, tp=2, **common)
+    assert (r.reserved_mib, r.fraction) == (13568, round((h100 - 13568) / h100, 3))
+    # tp 8: cuda_graph_max_bs 512; dp attention + 512 × 8 × 4.5; STANDALONE + 6 GiB
+    r = f("0.5.5", h100, tp=8, **{**common, "dp": 8, "dp_attention": True,
+                                  "speculative": "STANDALONE"})
+    assert r.reserved_mib == 512 + 8192 * 1.5 + 1024 + 1024 + 512 * 8 * 4.5 + 6 * 1024
+    # the 10240 MiB floor above 60 GiB: chunked prefill 2048 given, --cuda-graph-max-bs 8
+    r = f("0.5.5", h100, tp=1, **{**common, "chunked_prefill_size": 2048,
+                                  "cuda_graph_max_bs": 8})
+    assert r.reserved_mib == 10240
+    # a 24 GB card: no floor; chunked prefill -1 counts max_prefill_tokens
+    r = f("0.5.5", 24 * 1024, tp=1, **{**common, "chunked_prefill_size": -1})
+    assert r.reserved_mib == 512 + 16384 * 1.5 + 24 * 2 + 128
+    # 0.5.23: the graph reserve is not counted (an upper bound of the fraction)
+    r = f("0.5.23", h100, tp=2, **common)
+    assert (r.reserved_mib, r.upper_bound) == (512 + 8192 * 1.5 + 256, True)
+    assert f("0.5.23", h100, tp=2, **common, post_capture_possible=True).reserved_mib == 1792
+    assert f("0.5.4", h100, tp=2, **common) is None

@@ -17,8 +17,8 @@ What the router does with them (launch_server.py, 0.3.2):
 - ``RouterArgs.from_cli_args(args, use_router_prefix=True)`` takes ``router_<field>`` and,
   where no such option exists, the server option of the same name: the router listens on
   SGLang's ``--host`` (default 127.0.0.1) and ``--port`` (30000), the workers on ``--host`` too.
-  ``--router-api-key`` is "the api key used for the authorization with the worker"; the
-  workers' key is SGLang's ``--api-key``.
+  ``--router-api-key`` is "the api key used for the authorization with the worker" (no key
+  clients must send); the workers' key is SGLang's ``--api-key``.
 
 The release is the SGLang image's (an ``lmsysorg/sglang:vX.Y.Z`` tag, as for SGLang's own
 entry points); the router's options are those of sglang-router 0.3.2, whose release no image
@@ -153,10 +153,14 @@ ENGINE = Engine(
     parse=parse_router, catalog=router_catalog,
     default_port=30000,  # the router's port is ServerArgs.port (from_cli_args, 0.3.2)
     host_flag="--host", default_bind=_default_bind,
-    # --api-key is the workers' key; the router's own authentication (--router-api-key,
-    # --router-control-plane-api-keys, --router-jwt-*) is in its Rust core, not read here:
-    # any of them keeps the API-key rule silent
-    api_key_settings=("router_api_key", "router_control_plane_api_keys",
-                      "router_jwt_issuer"),
+    # --api-key is the workers' key, and the router passes the client's request on to them.
+    # --router-api-key is not a key clients must send: it is "the api key used for the
+    # authorization with the worker" (sglang_router/router.py Router, 0.3.2; the Rust core
+    # warns "Adding worker without API key while router has API key configured"), so it does
+    # not silence the API-key rule. --router-control-plane-api-keys and --router-jwt-* build
+    # the router's own authentication (router.py build_control_plane_auth_config; JWT only
+    # with both issuer and audience), whose reach over the inference routes was not read:
+    # either keeps the rule silent
+    api_key_settings=("router_control_plane_api_keys", "router_jwt_issuer"),
     hub_model_ref=True, layout=_layout, release_pin=sg.pinned_release,
 )

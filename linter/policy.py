@@ -34,3 +34,8 @@ SHM_MIN_BYTES = 1 << 30
 # many usefully.  Microsoft's sample language server caps the same way (vscode-extension-samples
 # lsp-sample: `maxNumberOfProblems`, 100 in its package.json settings and server.ts defaults).
 LSP_MAX_DIAGNOSTICS = 1000
+
+# SARIF fingerprints: a source line up to this long is part of each key as it is (normalised), a
+# longer one as its SHA-256, so 16,000 findings on one 200 KB line hash 200 KB once, not 16,000
+# times; lines of ordinary files keep the fingerprints they had.
+FINGERPRINT_LINE_CHARS = 1024

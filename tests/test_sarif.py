@@ -203,6 +203,28 @@ def test_identical_findings_get_distinct_fingerprints(tmp_path: Path,
     assert len(same) == 2 and len(set(same)) == 2
 
 
+def test_a_long_line_is_part_of_the_fingerprint_as_its_digest(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A line longer than FINGERPRINT_LINE_CHARS stands in the key as its SHA-256: the findings
+    on it keep distinct fingerprints, an edit elsewhere keeps them, and a change of that line
+    elsewhere changes them, as for a short line."""
+    from mgpu_lint.policy import FINGERPRINT_LINE_CHARS
+
+    ports = " ".join(f"--port {8000 + i}" for i in range(FINGERPRINT_LINE_CHARS // 10))
+    line = f"vllm serve Qwen/Qwen3-8B {ports}"
+    assert len(line) > FINGERPRINT_LINE_CHARS
+
+    def prints(text: str) -> list[str]:
+        run = _results(tmp_path, "long.sh", text, capsys)
+        return [r["partialFingerprints"]["mgpuLint/v2"] for r in run["results"]
+                if r["ruleId"] == "MG007"]
+
+    base = prints(f"#!/bin/sh\n{line}\n")
+    assert len(base) == len(set(base)) >= 100
+    assert prints(f"#!/bin/sh\n# started by hand\n\n{line}\n") == base
+    assert not set(prints(f"#!/bin/sh\n{line} -tp 1\n")) & set(base)
+
+
 def test_security_rules_are_tagged(log: dict[str, Any]) -> None:
     for d in log["runs"][0]["tool"]["driver"]["rules"]:
         props = d.get("properties", {})

@@ -17,6 +17,9 @@ result's ``logicalLocations``); rule ``properties.security-severity`` (a number 
 page, as ``docs/rules/CODE.md`` has it, shown with the alert); ``helpUri`` only when the
 configuration names ``docs-url`` (``rule_pages.py``: nothing publishes the pages, and a path on
 the machine that ran the linter opens nowhere).  ``fixes`` carry the same edits as ``--fix``.
+
+The log is written without indentation (json's C encoder), one result per line, each result
+encoded as it is made (``| jq`` shows it indented).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from urllib.parse import quote
 
 from .. import __version__
 from ..findings import Finding, Severity
+from ..policy import FINGERPRINT_LINE_CHARS
 from ..source import SourceFile, Span
 from .logical import Locator
 from .rule_pages import help_uri
@@ -162,7 +166,9 @@ def fingerprint(f: Finding, where: str, occurrence: int,
     """Rule + ``where`` (the artifact and the logical location in it) + the finding's
     normalised text and line; the n-th such finding there gets ``occurrence`` n.  Line numbers
     and the order of objects in the file are not part of it.  ``lines`` keeps each normalised
-    line of a report once (16,000 findings on one 200 KB line normalised it for each)."""
+    line of a report once (16,000 findings on one 200 KB line normalised it for each); a line
+    longer than ``FINGERPRINT_LINE_CHARS`` stands in the key as its own SHA-256, so each finding
+    hashes a bounded key (hashing that line into every key was quadratic: 3 GB for 16,000)."""
     src = f.source
     line_no = src.line_col(f.span.start)[0]
     snippet = _normalised(src.text[f.span.start:f.span.end])
@@ -170,6 +176,8 @@ def fingerprint(f: Finding, where: str, occurrence: int,
     line = lines.get(key_line) if lines is not None else None
     if line is None:
         line = _normalised(src.line_text(line_no)) if src.text else ""
+        if len(line) > FINGERPRINT_LINE_CHARS:  # hashed once here, not once per finding
+            line = hashlib.sha256(line.encode("utf-8", "surrogatepass")).hexdigest()
         if lines is not None:
             lines[key_line] = line
     key = "\0".join((f.code, where, snippet, line, str(occurrence)))
@@ -232,11 +240,21 @@ def render(findings: list[Finding], rules: Iterable[Rule], root: str | None = No
     return "".join(chunks(findings, rules, root, docs_url))
 
 
+def _dumps(obj: Any) -> str:
+    # json's C encoder runs only without indentation: the pure-Python one that an indent selects
+    # took half of a 16,000-finding report's time
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+_RESULTS = "\0results\0"  # stands for the results in the encoded frame
+
+
 def chunks(findings: list[Finding], rules: Iterable[Rule], root: str | None = None,
            docs_url: str | None = None, size: int = 1 << 16) -> Iterator[str]:
-    """`render`'s text in pieces of about ``size`` characters, for writing as it is encoded:
-    byte for byte the same text, without the whole of it in one string (with an indent,
-    ``json.dumps`` runs the same pure-Python encoder and joins every piece)."""
+    """`render`'s text in pieces of about ``size`` characters, for writing as it is made: the
+    log without indentation, each result on a line of its own, encoded as it is made (the run
+    lists its ``results`` before its ``artifacts``, which the results add to), so no tree of
+    every result is held."""
     descriptors = [_descriptor(r, docs_url) for r in rules]
     rule_index = {d["id"]: i for i, d in enumerate(descriptors)}
     for f in findings:
@@ -244,11 +262,6 @@ def chunks(findings: list[Finding], rules: Iterable[Rule], root: str | None = No
             rule_index[f.code] = len(descriptors)
             descriptors.append({"id": f.code})
     artifacts = _Artifacts(root if root is not None else project_root())
-    seen: dict[tuple[str, str, str], int] = {}
-    locator = Locator()
-    lines: dict[tuple[int, int], str] = {}  # (source id, line) -> normalised line text
-    results = [_result(f, rule_index[f.code], artifacts, locator, seen, lines)
-               for f in findings]
     run: dict[str, Any] = {
         "tool": {"driver": {
             "name": "mgpu-lint",
@@ -257,19 +270,24 @@ def chunks(findings: list[Finding], rules: Iterable[Rule], root: str | None = No
             "rules": descriptors,
         }},
         "originalUriBaseIds": {SRCROOT: {"uri": Path(artifacts.root).as_uri().rstrip("/") + "/"}},
-        "artifacts": artifacts.items,
-        "results": results,
-        "columnKind": "unicodeCodePoints",
+        "results": _RESULTS,  # then the artifacts, which the results add to
     }
     log = {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
-    pending: list[str] = []
+    head, _, tail = _dumps(log).partition(_dumps(_RESULTS))
+    seen: dict[tuple[str, str, str], int] = {}
+    locator = Locator()
+    lines: dict[tuple[int, int], str] = {}  # (source id, line) -> normalised line text
+    pending = [head, "["]
     held = 0
-    for piece in json.JSONEncoder(indent=2, ensure_ascii=False).iterencode(log):
-        pending.append(piece)
+    for i, f in enumerate(findings):
+        piece = _dumps(_result(f, rule_index[f.code], artifacts, locator, seen, lines))
+        pending.append(("\n" if i == 0 else ",\n") + piece)
         held += len(piece)
         if held >= size:
             yield "".join(pending)
             pending.clear()
             held = 0
-    pending.append("\n")
+    pending.append("\n]" if findings else "]")
+    pending.append(',"artifacts":' + _dumps(artifacts.items)
+                   + ',"columnKind":"unicodeCodePoints"' + tail + "\n")
     yield "".join(pending)

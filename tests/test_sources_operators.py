@@ -514,3 +514,21 @@ def test_raycluster_head_engine_gets_the_worker_groups_gpus(capsys):
     out = _lint(capsys, path)
     assert [ln.split(" [")[0] for ln in out.splitlines() if " MG105 " in ln] == [
         f"{path}:19:65: MG105"], out
+
+
+def test_llmisvc_config_main_has_the_presets_shm_and_probes(tmp_path, capsys):
+    # a config's `main` is merged over a preset (config-llm-template.yaml, KServe v0.20.0),
+    # which mounts an emptyDir of medium Memory on /dev/shm and declares the /health probes
+    path = tmp_path / "cfg.yaml"
+    path.write_text("apiVersion: serving.kserve.io/v1alpha2\nkind: LLMInferenceServiceConfig\n"
+                    "metadata: {name: tp8}\nspec:\n  template:\n    containers:\n"
+                    "      - name: main\n        image: vllm/vllm-openai:v0.10.2\n"
+                    "        args: [--tensor-parallel-size=8]\n")
+    (la,) = _launches(capsys, str(path))
+    assert la["context"]["object"] == "LLMInferenceServiceConfig/tp8"
+    out = _lint(capsys, str(path))
+    assert "MG701" not in out and "MG702" not in out, out
+    # another container name gets no preset
+    path.write_text(path.read_text().replace("name: main", "name: server"))
+    out = _lint(capsys, str(path))
+    assert "MG701" in out and "MG702" in out, out

@@ -15,7 +15,7 @@ from typing import Any
 from ..launch import Context, EnvVar, GpuRequest, HpaInfo, Located, Port, ServiceInfo
 from ..source import MapBuilder, Span, VarRef, Word
 from .commandline import Found, Scope, find_launches, launch_from_image, parse_size
-from .kserve import LLMISVC_KINDS, MAIN_CONTAINER, PRESET_PROBES, PRESET_SHM
+from .kserve import LLMISVC_CONFIG_KINDS, LLMISVC_KINDS, MAIN_CONTAINER, PRESET_PROBES, PRESET_SHM
 from .yamlnodes import (
     MAX_VISITS,
     Doc,
@@ -378,7 +378,7 @@ def _extract_container(doc: Doc, container: Any, ctx: Context,
                    if get(container, k) is not None)
     image = (Located(image_node.value, doc.span(image_node), doc.source)
              if is_scalar(image_node) else None)
-    if ctx.object_kind in LLMISVC_KINDS and is_scalar(name_node) and \
+    if ctx.object_kind in (*LLMISVC_KINDS, *LLMISVC_CONFIG_KINDS) and is_scalar(name_node) and \
             name_node.value == MAIN_CONTAINER:
         # a KServe preset merged under this container (sources/kserve.py) declares the probes
         # and mounts an emptyDir (medium Memory) on /dev/shm

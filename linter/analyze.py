@@ -187,24 +187,26 @@ def analyze(launch: Launch, settings: Settings, options: Options,
 
 def _placed(launch: Launch, findings: list[Finding]) -> list[Finding]:
     """The findings of a launch joined from several files, each place back in its own file; one
-    in the program's file also points at the object the launch runs for when that is in
-    another file (the InferenceService a runtime's command runs for: its GPUs and args made
-    the finding), unless a related location there already does."""
+    in another file than the object the launch runs for also points at that object (the
+    InferenceService a runtime's command runs for: its GPUs and args made the finding; the
+    LLMInferenceService a config's words are merged into), unless a related location there
+    already does."""
     from .findings import Related
     from .source import Span
 
     ctx = launch.context
-    home = launch.source.place(launch.program.span)[0]
     there = launch.source.place(ctx.object_span) if ctx.object_span is not None else None
+    why = ("with its GPUs, args and env" if ctx.object_kind == "InferenceService"
+           else "its spec merged over the configs its baseRefs name")
     out = []
     for f in findings:
         f = placed(f)
-        if there is not None and there[0] is not home and f.source is home \
+        if there is not None and f.source is not there[0] \
                 and not any(r.source is there[0] for r in f.related):
             at = Span(there[1].start, there[1].start)
             f = replace(f, related=(*f.related, Related(
                 there[0], at, f"{ctx.object_kind} {ctx.object_name}: this launch runs for it, "
-                "with its GPUs, args and env")))
+                f"{why}")))
         out.append(f)
     return out
 

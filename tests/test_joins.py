@@ -1,6 +1,8 @@
 """Objects of two files joined into one launch: a KServe InferenceService and the
 ServingRuntime / ClusterServingRuntime it runs (sources/kserve.py ``select_runtime``,
-sources ``join_kserve``), each finding placed in the file that holds its span."""
+sources ``join_kserve``), an LLMInferenceService merged over the LLMInferenceServiceConfigs
+its baseRefs name (``kserve.base_configs``, ``extract_llmisvc``), each finding placed in the
+file that holds its span."""
 
 from __future__ import annotations
 
@@ -17,6 +19,8 @@ PAIRS = {
     "autoselect": ("autoselect-runtimes.yaml", "autoselect-isvc.yaml"),
     "cluster": ("cluster-runtime.yaml", "cluster-isvcs.yaml"),
     "namespace-mismatch": ("ns-runtime.yaml", "ns-isvc.yaml"),
+    "llmisvc": ("llmisvc-config.yaml", "llmisvc-service.yaml"),
+    "llmisvc-system": ("llmisvc-system-config.yaml", "llmisvc-system-service.yaml"),
 }
 
 
@@ -176,3 +180,175 @@ def test_suppression_in_the_isvc_file(tmp_path, capsys: pytest.CaptureFixture[st
         'args: ["--max-model-len 8192"]  # mgpu-lint: disable=MG014'))
     out = _run(capsys, runtime, str(sv))
     assert "MG014" not in out and "MG012" not in out, out
+
+
+# --------------------------------------------------------------------- LLMInferenceService baseRefs
+
+SVC = f"{DIR}/llmisvc-service.yaml"
+CFG = f"{DIR}/llmisvc-config.yaml"
+ONE = f"{DIR}/llmisvc-one-file.yaml"
+
+
+def _words(la: dict) -> list[tuple[str, str]]:
+    return [(w["word"], w["at"]) for w in la["argv"]]
+
+
+def test_llmisvc_flags_from_the_config_file(capsys: pytest.CaptureFixture[str]) -> None:
+    (la,) = _launches(capsys, CFG, SVC)
+    # the launch is the service's (its `main` container), in its file
+    assert la["path"] == SVC and la["at"] == "16:15"
+    assert la["context"]["object"] == "LLMInferenceService/granite-8b"
+    assert la["context"]["image"] == "vllm/vllm-openai:v0.10.2"  # the config's
+    assert la["gpus"]["count"] == 2 and la["gpus"]["at"] == "19:29"
+    # VLLM_ADDITIONAL_ARGS of the config, each word where the config writes it
+    assert _words(la) == [
+        ("ibm-granite/granite-3.3-8b-instruct", "10:15"),
+        ("--served-model-name=granite", "11:11"),
+        ("--tensor-parallel-size", f"{CFG}:15:21"), ("4", f"{CFG}:15:44"),
+        ("--max-model-len", f"{CFG}:15:46"), ("32768", f"{CFG}:15:62")]
+    out = _run(capsys, CFG, SVC)
+    # tp 4 (the config's word, in its file) on the service's 2 GPUs (its file)
+    assert f"{CFG}:15:44: MG101 [error]" in out, out
+    assert f"--> {SVC}:19:29: 2 GPUs given here" in out, out
+    assert out.count("MG101") == 1 and "MG017" not in out, out
+
+
+def test_llmisvc_alone_reads_as_before(capsys: pytest.CaptureFixture[str]) -> None:
+    # the service alone: its command may come from the config not read, so no launch
+    assert _launches(capsys, SVC) == []
+    assert "MG017" in _run(capsys, SVC)
+    # the config alone: its own container, no GPUs stated, nothing about GPUs
+    (la,) = _launches(capsys, CFG)
+    assert la["context"]["object"] == "LLMInferenceServiceConfig/vllm-tp4-long-context"
+    assert "MG101" not in _run(capsys, CFG)
+
+
+def test_llmisvc_finding_in_the_config_points_at_the_service(
+        tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text((ROOT / CFG).read_text().replace(
+        "--max-model-len 32768", "--max-model-len 32768 --gpu-memory-utilization 1.5"))
+    main(["--no-color", "--format", "json", str(cfg), str(ROOT / SVC)])
+    found = json.loads(capsys.readouterr().out)["findings"]
+    (f,) = [f for f in found if f["code"] == "MG305"]  # 1.5 is not a share of the memory
+    assert f["path"] == str(cfg) and f["range"]["start"]["line"] == 15
+    assert [(r["path"], r["message"]) for r in f["related"]] == [
+        (str(ROOT / SVC), ("LLMInferenceService granite-8b: this launch runs for it, its spec "
+                           "merged over the configs its baseRefs name"))]
+
+
+def test_llmisvc_args_replace_env_merges(capsys: pytest.CaptureFixture[str]) -> None:
+    own, from_config = _launches(capsys, ONE)
+    # `args` carry no patch strategy (corev1.Container): the service's replace the config's
+    assert own["context"]["object"] == "LLMInferenceService/own-args"
+    assert [w for w, _ in _words(own)][2:] == [
+        "--enable-prefix-caching", "--tensor-parallel-size=4", "--max-model-len=16384"]
+    # env merges by name: VLLM_ADDITIONAL_ARGS of the config reaches both services
+    assert _words(from_config)[2:] == [("--enable-prefix-caching", "17:20"),
+                                       ("--tensor-parallel-size=8", "14:13")]
+    out = _run(capsys, ONE)
+    assert "llmisvc-one-file.yaml:14:36: MG101 [error]" in out, out  # config-args: tp 8 on 4
+    assert out.count("MG101") == 1, out  # own-args: tp 4 on 4
+
+
+def test_llmisvc_service_env_replaces_the_configs(
+        tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    svc = tmp_path / "svc.yaml"
+    svc.write_text((ROOT / SVC).read_text().replace(
+        "      - name: main\n", "      - name: main\n        env:\n"
+        "          - {name: VLLM_ADDITIONAL_ARGS, value: --max-model-len 8192}\n"))
+    (la,) = _launches(capsys, str(svc), CFG)
+    # one variable of one name: the service's value, not the config's tp 4
+    assert [w for w, _ in _words(la)][2:] == ["--max-model-len", "8192"]
+    assert "MG101 [error]" not in _run(capsys, str(svc), CFG)
+
+
+def test_llmisvc_system_namespace(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg, svc = _paths("llmisvc-system")
+    (la,) = _launches(capsys, cfg, svc)
+    assert la["context"]["image"] == "vllm/vllm-openai:v0.10.2"
+    assert f"{cfg}:13:43: MG101 [error]" in _run(capsys, cfg, svc)
+    # a config of that name in the service's own namespace comes first (getConfig)
+    own = tmp_path / "own.yaml"
+    own.write_text((ROOT / cfg).read_text().replace("namespace: kserve", "namespace: team-b")
+                   .replace("--tensor-parallel-size 2", "--tensor-parallel-size 1"))
+    (la,) = [la for la in _launches(capsys, cfg, svc, str(own))
+             if la["context"]["object"].startswith("LLMInferenceService/")]
+    assert ("--tensor-parallel-size", f"{own}:13:20") in _words(la)
+    assert "MG101" not in _run(capsys, cfg, svc, str(own))
+    # in a third namespace it is not found: no launch for the service
+    other = tmp_path / "other.yaml"
+    other.write_text((ROOT / cfg).read_text().replace("namespace: kserve", "namespace: team-c"))
+    launches = _launches(capsys, str(other), svc)
+    assert [la["context"]["object"] for la in launches] == [
+        "LLMInferenceServiceConfig/shared-vllm"]
+
+
+def test_llmisvc_missing_ref_gives_no_launch(capsys: pytest.CaptureFixture[str]) -> None:
+    path = f"{DIR}/llmisvc-missing-ref.yaml"
+    # gpu-profile-a100 is in no linted file: the merge is not known, and vllm-base's tp 8 on
+    # the service's 1 GPU is no finding
+    assert _launches(capsys, path) == []
+    out = _run(capsys, path)
+    assert "MG101" not in out and "MG017" in out, out
+
+
+def test_llmisvc_config_parallelism_is_not_the_command(
+        tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    """ReplaceVariables executes the merged config over the LLMInferenceService itself
+    (config_merge.go, v0.20.0), so the preset's `--tensor-parallel-size {{
+    .Spec.Parallelism.Tensor }}` is the service's own parallelism, not a config's."""
+    text = (ROOT / ONE).read_text().split("---\n")[0].replace(
+        "        args:\n          - --tensor-parallel-size=8\n", "")
+    text = text.replace("spec:\n  template:", "spec:\n  parallelism: {tensor: 4}\n  template:")
+    svc = ("apiVersion: serving.kserve.io/v1alpha2\nkind: LLMInferenceService\n"
+           "metadata: {name: qwen}\nspec:\n  model: {uri: hf://Qwen/Qwen2.5-32B-Instruct}\n"
+           "  baseRefs: [{name: vllm-defaults}]\n")
+    (tmp_path / "cfg.yaml").write_text(text)
+    (tmp_path / "svc.yaml").write_text(svc)
+    (la,) = _launches(capsys, str(tmp_path / "cfg.yaml"), str(tmp_path / "svc.yaml"))
+    assert not any(w.startswith("--tensor-parallel-size") for w, _ in _words(la))
+    (tmp_path / "svc.yaml").write_text(svc + "  parallelism: {tensor: 2}\n")
+    (la,) = _launches(capsys, str(tmp_path / "cfg.yaml"), str(tmp_path / "svc.yaml"))
+    assert ("--tensor-parallel-size=2", f"{tmp_path / 'svc.yaml'}:7:25") in _words(la)
+
+
+def test_llmisvc_config_template_action_is_unknown(
+        tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text((ROOT / CFG).read_text().replace(
+        "--tensor-parallel-size 4", "--tensor-parallel-size {{ .Spec.Parallelism.Tensor }}"))
+    (la,) = _launches(capsys, str(cfg), SVC)
+    (tp,) = [w for w in la["argv"] if w["word"].startswith("{{")]
+    assert tp["word"] == "{{ .Spec.Parallelism.Tensor }}" and tp["at"] == f"{cfg}:15:44"
+    out = _run(capsys, str(cfg), SVC)
+    assert "MG101 [" not in out and "MG000" not in out, out
+    assert f"{cfg}:15:44: MG009 [info]" in out, out
+
+
+def test_llmisvc_data_parallel_needs_the_services_own_parallelism(
+        tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text("apiVersion: serving.kserve.io/v1alpha2\nkind: LLMInferenceServiceConfig\n"
+                   "metadata: {name: dp}\nspec:\n  parallelism: {data: 4, dataLocal: 2}\n"
+                   "  worker:\n    containers: [{name: main}]\n")
+    svc = tmp_path / "svc.yaml"
+    base = ("apiVersion: serving.kserve.io/v1alpha2\nkind: LLMInferenceService\n"
+            "metadata: {name: moe}\nspec:\n  model: {uri: hf://Qwen/Qwen3-30B-A3B}\n"
+            "  baseRefs: [{name: dp}]\n")
+    # the data-parallel preset reads .Spec.Parallelism.Expert of the service: nil, the
+    # template fails and nothing runs
+    svc.write_text(base)
+    assert _launches(capsys, str(cfg), str(svc)) == []
+    svc.write_text(base + "  parallelism: {tensor: 1}\n")
+    roles = [la["context"]["role"] for la in _launches(capsys, str(cfg), str(svc))]
+    assert sorted(roles) == ["leader", "worker"]
+
+
+def test_llmisvc_suppression_in_the_config_file(
+        tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text((ROOT / CFG).read_text().replace(
+        '--max-model-len 32768"', '--max-model-len 32768"  # mgpu-lint: disable=MG101'))
+    out = _run(capsys, str(cfg), SVC)
+    assert "MG101" not in out and "MG012" not in out, out

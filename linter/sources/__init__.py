@@ -16,9 +16,14 @@ from .commandline import Found, Scope, search_script
 from .compose import extract_compose, is_compose
 from .kserve import (
     ISVC_KIND,
+    LLMISVC_CONFIG_KINDS,
+    LLMISVC_KINDS,
+    MAIN_CONTAINER,
     RUNTIME_KINDS,
     KObject,
+    base_configs,
     extract_isvc,
+    extract_llmisvc_joined,
     extract_llmisvc_config,
     is_joinable,
     is_llmisvc_config,
@@ -136,9 +141,17 @@ def extract_yaml(doc: Doc, result: FileResult) -> None:
             extract_object(doc, root, found, result.services, result.hpas, result.ignores)
             obj.launches = found.launches[before:]
             continue
-        if is_llmisvc_config(root) and extract_llmisvc_config(
-                doc, root, index, found, result.services, result.hpas, result.ignores):
-            continue  # a KServe config template, read with its actions unknown (kserve.py)
+        if is_llmisvc_config(root):
+            # a KServe config template, read with its actions unknown (kserve.py), and kept
+            # for the LLMInferenceServices whose baseRefs name it (join_kserve)
+            obj = KObject(doc, root)
+            result.kserve.append(obj)
+            before = len(found.launches)
+            if not extract_llmisvc_config(doc, root, index, found, result.services,
+                                          result.hpas, result.ignores, obj):
+                extract_object(doc, root, found, result.services, result.hpas, result.ignores)
+            obj.launches = found.launches[before:]
+            continue
         if is_kubernetes(root):
             extract_object(doc, root, found, result.services, result.hpas, result.ignores)
         elif is_compose(root):
@@ -180,14 +193,15 @@ def join_kserve(results: list[FileResult]) -> tuple[list[Finding], set[int]]:
     from ..findings import placed
     from ..source import joined_source
 
+    findings: list[Finding] = []
+    involved: set[int] = set()
+    _join_base_refs(results, findings, involved)
     runtimes = [(r, o) for r in results for o in r.kserve if o.kind in RUNTIME_KINDS]
     if not runtimes:
-        return [], set()
+        return findings, involved
     home = {id(o): r for r, o in runtimes}
     candidates = [o for _, o in runtimes]
     joined: set[int] = set()
-    involved: set[int] = set()
-    findings: list[Finding] = []
     for ires, isvc in [(r, o) for r in results for o in r.kserve if o.kind == ISVC_KIND]:
         runtime = select_runtime(isvc, candidates)
         if runtime is None:
@@ -210,6 +224,59 @@ def join_kserve(results: list[FileResult]) -> tuple[list[Finding], set[int]]:
             res.launches = [la for la in res.launches if id(la) not in drop]
             res.launches.sort(key=lambda la: la.program.span.start)
     return findings, involved
+
+
+def _join_base_refs(results: list[FileResult], findings: list[Finding],
+                    involved: set[int]) -> None:
+    """Each KServe LLMInferenceService with baseRefs merged over the LLMInferenceServiceConfigs
+    they name (``kserve.base_configs``: all of them among ``results``, else nothing is
+    joined and the service stays as read alone).  The launch is kept with the file of its
+    program (the service's `main` container, else a config's) and replaces the `main`
+    launches the service and its configs gave read alone; a config several services name
+    gives one launch per service."""
+    from ..findings import placed
+    from ..source import joined_source
+
+    configs = [(r, o) for r in results for o in r.kserve if o.kind in LLMISVC_CONFIG_KINDS]
+    if not configs:
+        return
+    home = {id(o): r for r, o in configs}
+    by_source = {id(r.source): r for r in results}
+    used: list[tuple[FileResult, KObject]] = []
+    for sres, svc in [(r, o) for r in results for o in r.kserve if o.kind in LLMISVC_KINDS]:
+        refs = base_configs(svc, [o for _, o in configs])
+        if refs is None:
+            continue
+        sources = [svc.doc.source]
+        for c in refs:
+            if all(c.doc.source is not x for x in sources):
+                sources.append(c.doc.source)
+        sdoc, cdocs = svc.doc, [(c.doc, c) for c in refs]
+        if len(sources) > 1:
+            text = joined_source(sources)
+            start = {id(src): at for at, src in text.parts}
+            sdoc = rebased(sdoc, text, 0)
+            cdocs = [(rebased(d, text, start[id(d.source)]), c) for d, c in cdocs]
+        found = Found()
+        extract_llmisvc_joined(sdoc, svc.root, cdocs, found)
+        findings.extend(placed(f) for f in found.findings)
+        if not found.launches:
+            continue
+        for la in found.launches:
+            src = la.source.place(la.program.span)[0]
+            by_source.get(id(src), sres).launches.append(la)
+        used.append((sres, svc))
+        used.extend((home[id(c)], c) for c in refs)
+        involved.add(id(sres))
+        involved.update(id(home[id(c)]) for c in refs)
+    for res, obj in used:
+        # the objects' own readings of `main`: the merged launch is what runs
+        drop = {id(la) for la in obj.launches if la.context.container_name is not None
+                and la.context.container_name.value == MAIN_CONTAINER}
+        if drop:
+            res.launches = [la for la in res.launches if id(la) not in drop]
+    for res in {id(r): r for r, _ in used}.values():
+        res.launches.sort(key=lambda la: la.program.span.start)
 
 
 def _helm_finding(doc: Doc, result: FileResult, offset: int) -> None:

@@ -38,9 +38,12 @@ With ``spec.worker`` and data parallelism (``parallelism.data``/``dataLocal``) t
 
 The launch is read only where the preset is one of those: a resource whose main container
 states its own ``command`` is an ordinary pod template (read by ``sources/kubernetes.py``); a
-worker without data parallelism (KServe ships no pipeline-parallel preset) or a resource with
-``baseRefs`` (a config that may replace the command) gives no launch, since its command is not
-known here.  Settings the preset fills in by
+worker without data parallelism (KServe ships no pipeline-parallel preset) gives no launch.  A
+resource with ``baseRefs`` read alone gives none either (a config may replace the command);
+when every config it names is linted in the same run, the launch is its spec merged over them
+(``extract_llmisvc`` with ``configs``, joined by ``sources.join_kserve``; ``base_configs``
+finds them as ``getConfig`` does), each word in the file that writes it; a config whose `main`
+states a ``command`` is not joined.  Settings the preset fills in by
 itself (``--port``, access-log and shutdown flags, the KV-offloading connector) are not the
 user's and are not part of the launch.
 """
@@ -52,11 +55,11 @@ from typing import Any
 
 from .. import images
 from ..findings import Finding, Severity
-from ..launch import ENTRY_VLLM_SERVE, VLLM, Context, EnvVar, Launch, Located
+from ..launch import ENTRY_VLLM_SERVE, VLLM, Context, EnvVar, GpuRequest, Launch, Located
 from ..shell import split_commands
 from ..source import CharMap, SourceFile, Span, VarRef, Word
 from .commandline import Found, compose_word
-from .yamlnodes import Doc, get, get_str, is_map, is_scalar, is_seq, items, key_node
+from .yamlnodes import Doc, get, get_str, is_map, is_scalar, is_seq, items, key_node, str_map
 from ..records import dataclass, field, replace
 
 LLMISVC_API = "serving.kserve.io/"
@@ -79,45 +82,71 @@ def _main_container(pod: Any) -> Any:
     return None
 
 
+@dataclass(slots=True)
+class Layer:
+    """One spec the controller merges: an ``LLMInferenceServiceConfig`` named by ``baseRefs``
+    or the service itself, read through ``doc``; ``spans`` are the config's Go-template actions
+    (``_template_refs``), in ``doc``'s file offsets."""
+
+    doc: Doc
+    spec: Any
+    spans: list[tuple[int, int, str, str, str]] = field(default_factory=list)
+
+
+def _last(layers: list[Layer], *path: str) -> tuple[Layer | None, Any]:
+    """The node at ``path`` of the last layer that states it, as a strategic merge keeps it
+    (a field the later spec states replaces the earlier one; maps merge key by key)."""
+    for layer in reversed(layers):
+        node = get(layer.spec, *path)
+        if node is not None:
+            return layer, node
+    return None, None
+
+
 def handled_containers(root: Any) -> set[int]:
     """The ``main`` containers whose launch this module builds (the generic pod reading skips
     them: their image's own entrypoint is not what runs)."""
     out: set[int] = set()
-    for _, pod, _, _ in _pods(root):
-        c = _main_container(pod)
+    spec = get(root, "spec")
+    for wpath, pod_key, _, _ in _pods([Layer(None, spec)]):  # type: ignore[arg-type]
+        c = _main_container(get(spec, *wpath, pod_key))
         if c is not None and get(c, "command") is None:
             out.add(id(c))
     return out
 
 
-def _pods(root: Any) -> list[tuple[Any, Any, str | None, str]]:
-    """(workload, pod spec, role, preset) of each pod the presets run vLLM in: ``single``
+def _pods(resolved: list[Layer],
+          joined: bool = False) -> list[tuple[tuple[str, ...], str, str | None, str]]:
+    """(workload path, pod key, role, preset) of each pod the presets run vLLM in: ``single``
     (config-llm-template, -decode-template, -prefill-template) or, with ``worker`` and data
     parallelism, ``leader`` and ``worker`` (config-llm-worker-data-parallel and its decode/
     prefill variants; combineBaseRefsConfig picks them by IsDataParallel: parallelism.data or
-    dataLocal > 0).  A worker without data parallelism (pipeline parallel) has no well-known
-    preset, and a resource with baseRefs may take its command from a config not read here."""
-    spec = get(root, "spec")
-    if not is_map(spec) or get(spec, "baseRefs") is not None:
+    dataLocal > 0).  ``resolved`` is the service then its baseRefs' configs, the order
+    combineBaseRefsConfig merges them in to pick the presets (``resolvedSpec``: a config's
+    field over the service's).  A worker without data parallelism (pipeline parallel) has no
+    well-known preset, and a service with baseRefs read without its configs (``joined``
+    False) may take its command from a config not read here."""
+    spec = resolved[0].spec
+    if not is_map(spec) or (get(spec, "baseRefs") is not None and not joined):
         return []
-    prefill = get(spec, "prefill")
+    prefill = _last(resolved, "prefill")[1]
     if prefill is not None and not is_map(prefill):
         return []
-    out: list[tuple[Any, Any, str | None, str]] = []
-    workloads = [(spec, "decode" if prefill is not None else None)]
+    out: list[tuple[tuple[str, ...], str, str | None, str]] = []
+    workloads: list[tuple[tuple[str, ...], str | None]] = [
+        ((), "decode" if prefill is not None else None)]
     if prefill is not None:
-        workloads.append((prefill, "prefill"))
-    for workload, role in workloads:
-        worker = get(workload, "worker")
-        if worker is None:
-            out.append((workload, get(workload, "template"), role, "single"))
+        workloads.append((("prefill",), "prefill"))
+    for wpath, role in workloads:
+        if _last(resolved, *wpath, "worker")[1] is None:
+            out.append((wpath, "template", role, "single"))
             continue
-        par = get(workload, "parallelism")
-        if not any(_positive(get(par, k)) for k in ("data", "dataLocal")):
+        if not any(_positive(_last(resolved, *wpath, "parallelism", k)[1])
+                   for k in ("data", "dataLocal")):
             continue
         prefix = f"{role}-" if role else ""
-        out.append((workload, get(workload, "template"), prefix + "leader", "leader"))
-        out.append((workload, worker, prefix + "worker", "worker"))
+        out.append((wpath, "template", prefix + "leader", "leader"))
+        out.append((wpath, "worker", prefix + "worker", "worker"))
     return out
 
 
@@ -187,23 +216,51 @@ def _model_word(doc: Doc, uri: Any) -> Word:
     return Word(w.text, w.cmap, False, (VarRef("spec.model.uri", w.span),))
 
 
-def extract_llmisvc(doc: Doc, root: Any, base: Context, found: Found) -> None:
-    from .kubernetes import _env, _gpus, _node_labels, expand_k8s
+def extract_llmisvc(doc: Doc, root: Any, base: Context, found: Found,
+                    configs: list[Layer] | None = None) -> None:
+    """The launches of the service ``root``; with ``configs`` (the configs its ``baseRefs``
+    name, in order, each read through its own ``Doc``) those of its spec merged over them, as
+    combineBaseRefsConfig merges them (config_merge.go, v0.20.0): the well-known preset first,
+    then the baseRefs in order, then the service (``MergeSpecs``: a strategic merge patch on
+    the spec, so the pod templates merge as corev1.PodSpec does -- containers by name, `env`
+    by name, `resources` key by key, while `command` and `args` carry no patch strategy
+    (k8s.io/api core/v1 types.go Container, v0.34.5) and the last spec that states them
+    replaces them whole).  The preset is then executed as a Go template over the service
+    itself (``ReplaceVariables`` receives the LLMInferenceService, not the merged spec): its
+    `--tensor-parallel-size {{ .Spec.Parallelism.Tensor }}` and the data-parallel sizes are
+    the service's own ``parallelism``, whatever a config states (only the served model name
+    is the merged one: combineBaseRefsConfig copies resolvedSpec.Model.Name back)."""
+    from .kubernetes import _env, _node_labels, expand_k8s
     from .operators import _synthetic
 
     spec = get(root, "spec")
-    uri = get(spec, "model", "uri")
-    name = get(spec, "model", "name")
+    svc = Layer(doc, spec)
+    layers = [*(configs or []), svc]  # MergeSpecs order: configs, then the service
+    resolved = [svc, *(configs or [])]  # resolvedSpec: the service, each config over it
+    uri_layer, uri = _last(layers, "model", "uri")
+    # the webhook defaults spec.model.name to metadata.name (SetDefaults), and a config's
+    # name replaces it in resolvedSpec, which is what the template reads
+    name_layer, name = _last(resolved, "model", "name")
     if not is_scalar(name):
-        name = get(root, "metadata", "name")
-    for workload, pod, role, preset in _pods(root):
-        container = _main_container(pod)
-        if container is not None and get(container, "command") is not None:
+        name_layer, name = svc, get(root, "metadata", "name")
+    for wpath, pod_key, role, preset in _pods(resolved, joined=configs is not None):
+        workload = get(spec, *wpath)
+        if configs is not None and (not is_map(workload) or (
+                preset != "single" and get(workload, "parallelism") is None)):
+            # the preset's template reads .Spec.Prefill… / .Spec.Parallelism.Expert of the
+            # service without a nil guard: text/template fails on the nil pointer, the
+            # controller merges nothing and no pod runs
+            continue
+        clayers = [(la, c) for la in layers
+                   if (c := _main_container(get(la.spec, *wpath, pod_key))) is not None]
+        if any(get(c, "command") is not None for _, c in clayers):
             continue  # the user's own command: read as a pod template
-        env = _env(doc, container) if container is not None else {}
+        env: dict[str, EnvVar] = {}
+        for la, c in clayers:
+            env.update(_env(la.doc, c))
         args: list[Word] = []
         if is_scalar(uri):
-            args.append(_model_word(doc, uri))
+            args.append(_model_word(uri_layer.doc, uri))
         else:
             # the CRD requires spec.model.uri; without it the model is unknown
             at = get(spec, "model") if get(spec, "model") is not None else get(root, "kind")
@@ -211,7 +268,8 @@ def extract_llmisvc(doc: Doc, root: Any, base: Context, found: Found) -> None:
                              (VarRef("spec.model.uri", doc.span(at)),)))
         # a flag the preset writes maps to the field its value comes from (`--flag=` + value)
         if is_scalar(name):
-            args.append(_synthetic("--served-model-name=", doc.word(name), name, doc))
+            ndoc = name_layer.doc
+            args.append(_synthetic("--served-model-name=", ndoc.word(name), name, ndoc))
         par = get(workload, "parallelism")
         if preset != "single" and get(par, "expert") is not None and \
                 (get_str(par, "expert") or "").lower() == "true":
@@ -229,43 +287,64 @@ def extract_llmisvc(doc: Doc, root: Any, base: Context, found: Found) -> None:
                     args.append(_synthetic(flag, doc.word(node), node, doc))
         if preset == "worker":
             # the worker pods run engines without an API server (`--headless`)
-            args.append(_synthetic("--headless", None, key_node(workload, "worker"), doc))
-        extra = env.get(ADDITIONAL_ARGS)
+            wlayer = next(la for la in reversed(resolved)
+                          if key_node(get(la.spec, *wpath), "worker") is not None)
+            args.append(_synthetic("--headless", None,
+                                   key_node(get(wlayer.spec, *wpath), "worker"), wlayer.doc))
         unknown_flags = False
         broken = False
+        # the last spec naming VLLM_ADDITIONAL_ARGS gives its value (env merges by name)
+        extra = next(((la, item) for la, c in reversed(clayers)
+                      if (item := _env_item(c, ADDITIONAL_ARGS)) is not None), None)
         if extra is not None:
-            node = _env_value_node(container, ADDITIONAL_ARGS)
+            la, item = extra
+            node = get(item, "value")
             if is_scalar(node):
                 # a value whose $(VAR) kubelet cannot expand keeps its known words
-                split = _shell_words(expand_k8s(doc, node, env), env, doc, found)
+                split = _shell_words(expand_k8s(la.doc, node, env), env, la.doc, found)
                 broken = split is None
-                args.extend(split or [])
+                args.extend(_template_refs(w, la.spans) for w in split or [])
             else:
                 # from a secret or configMap: words the linter cannot see
-                name_node = _env_name_node(container, ADDITIONAL_ARGS)
-                args.append(_unknown(doc.word(name_node), ADDITIONAL_ARGS))
+                args.append(_unknown(la.doc.word(get(item, "name")), ADDITIONAL_ARGS))
                 unknown_flags = True
-        for item in items(get(container, "args")):
-            if is_scalar(item):
-                split = _shell_words(expand_k8s(doc, item, env), env, doc, found)
-                broken = broken or split is None
-                args.extend(split or [])
+        # `args` (the preset's `$@`) are the last spec's that states them, whole
+        given = next(((la, c) for la, c in reversed(clayers) if get(c, "args") is not None),
+                     None)
+        if given is not None:
+            la, c = given
+            for item in items(get(c, "args")):
+                if is_scalar(item):
+                    split = _shell_words(expand_k8s(la.doc, item, env), env, la.doc, found)
+                    broken = broken or split is None
+                    args.extend(_template_refs(w, la.spans) for w in split or [])
         if broken:
             continue
-        gpus, requests_only = _gpus(doc, container) if container is not None else (None, None)
+        gpus, requests_only = _merged_gpus(clayers)
         if unknown_flags and gpus is not None:
             # the flags that set the parallel sizes may be among the unknown words: the GPUs
             # are given, the count they need is not known
             gpus = replace(gpus, count=None)
+        # the program: the service's own `main` when it writes one, else the config's
+        own = [(la, c) for la, c in clayers if la is svc]
+        clayer, container = (own or clayers or [(svc, None)])[-1]
+        cdoc = clayer.doc
         name_node = get(container, "name")
-        program_node = name_node if is_scalar(name_node) else get(root, "kind")
+        program_node, pdoc = (name_node, cdoc) if is_scalar(name_node) else \
+            (get(root, "kind"), doc)
         if not is_scalar(program_node):
             continue
-        image = get(container, "image")
-        replicas = get(workload, "replicas")
+        ilayer, image = next(((la, get(c, "image")) for la, c in reversed(clayers)
+                              if is_scalar(get(c, "image"))), (svc, None))
+        rlayer, replicas = _last(layers, *wpath, "replicas")
+        labels: dict[str, Located] = {}
+        for la in layers:
+            pod = get(la.spec, *wpath, pod_key)
+            if is_map(pod):
+                labels.update(_node_labels(la.doc, pod))
         ctx = Context(
             kind="k8s",
-            container_name=(Located(name_node.value, doc.span(name_node), doc.source)
+            container_name=(Located(name_node.value, cdoc.span(name_node), doc.source)
                             if is_scalar(name_node) else None),
             object_kind=base.object_kind,
             object_name=base.object_name,
@@ -273,20 +352,20 @@ def extract_llmisvc(doc: Doc, root: Any, base: Context, found: Found) -> None:
             namespace=base.namespace,
             annotations=base.annotations,
             role=role,
-            replicas=(Located(replicas.value, doc.span(replicas), doc.source)
+            replicas=(Located(replicas.value, rlayer.doc.span(replicas), doc.source)
                       if is_scalar(replicas) else None),
-            image=(Located(image.value, doc.span(image), doc.source)
+            image=(Located(image.value, ilayer.doc.span(image), doc.source)
                    if is_scalar(image) else None),
             gpus=gpus,
             gpu_requests_only=requests_only,
-            node_labels=_node_labels(doc, pod) if is_map(pod) else {},
+            node_labels=labels,
             shm=PRESET_SHM,
             # the data-parallel preset's worker container declares no probes
             probes=() if preset == "worker" else PRESET_PROBES,
             # vLLM reads a local directory and downloads nothing itself: the storage
             # initializer fills /mnt/models before it starts (KServe's own caching, a
             # LocalModelCache or a pvc:// uri, is what avoids that download)
-            volumes={"/": Located("KServe storage initializer", doc.span(uri)
+            volumes={"/": Located("KServe storage initializer", uri_layer.doc.span(uri)
                                   if is_scalar(uri) else None, doc.source)},
         )
         pin = None
@@ -301,7 +380,7 @@ def extract_llmisvc(doc: Doc, root: Any, base: Context, found: Found) -> None:
             entry=ENTRY_VLLM_SERVE,
             version_pin=pin,
             # the preset's `vllm serve` runs in this container (its `name: main`)
-            program=doc.word(program_node),
+            program=pdoc.word(program_node),
             args=tuple(args),
             env=env,
             context=ctx,
@@ -318,14 +397,25 @@ def _env_item(container: Any, key: str) -> Any:
     return found
 
 
-def _env_value_node(container: Any, key: str) -> Any:
-    return get(_env_item(container, key), "value")
+def _merged_gpus(clayers: list[tuple[Layer, Any]]
+                 ) -> tuple[GpuRequest | None, Located | None]:
+    """``kubernetes._gpus`` of the merged container: `resources.limits` and `requests` merge
+    key by key, so each GPU resource is the last spec's that states it."""
+    from .kubernetes import GPU_RESOURCES
 
-
-def _env_name_node(container: Any, key: str) -> Any:
-    return get(_env_item(container, key), "name")
-
-
+    for res, vendor in GPU_RESOURCES.items():
+        for la, c in reversed(clayers):
+            node = get(c, "resources", "limits", res)
+            if is_scalar(node):
+                value = node.value.strip()
+                count = int(value) if value.isdigit() else None
+                return GpuRequest(count, f"{res} limit", la.doc.span(node), vendor), None
+    for res in GPU_RESOURCES:
+        for la, c in reversed(clayers):
+            node = get(c, "resources", "requests", res)
+            if is_scalar(node):
+                return None, Located(node.value, la.doc.span(node), la.doc.source)
+    return None, None
 
 
 # --------------------------------------------------------------------------- LLMInferenceServiceConfig
@@ -409,9 +499,11 @@ def render_templates(text: str, start: int,
 
 
 def extract_llmisvc_config(doc: Doc, root: Any, index: int, found: Found, services: list,
-                           hpas: list, ignores: list) -> bool:
+                           hpas: list, ignores: list, obj: KObject | None = None) -> bool:
     """The config's containers read with its actions as unknowns; False when it holds no
-    action (it is then an ordinary object); nothing for a template that does not parse."""
+    action (it is then an ordinary object); nothing for a template that does not parse.
+    ``obj`` (the config as a service's baseRefs join it) gets the rendered reading, or is
+    marked unusable when the controller could not execute the template."""
     from ..yamlsrc import YamlError, compose_documents
     from .kubernetes import extract_object
 
@@ -419,20 +511,26 @@ def extract_llmisvc_config(doc: Doc, root: Any, index: int, found: Found, servic
     if regions is None:
         # text/template refuses it ("unexpected EOF"), so ReplaceVariables fails and the
         # controller runs nothing from this config: no launch to read (MG017 says so)
+        if obj is not None:
+            obj.usable = False
         return True
     if not regions:
         return False
     try:
         rendered = list(compose_documents(text))
     except YamlError:
-        return False
+        rendered = []
     if index >= len(rendered) or rendered[index].start_mark.index != root.start_mark.index:
+        if obj is not None:
+            obj.usable = False  # its placeholders are not YAML: what it merges is not known
         return False
     inner = Doc(doc.source, text, doc.base)
     local = Found()
     extract_object(inner, rendered[index], local, services, hpas, ignores)
     spans = [(doc.offset(lo), doc.offset(hi - 1) + 1, action, _placeholder(doc.text[lo:hi]),
               doc.text[lo:hi]) for lo, hi, action in regions if hi - lo >= 5]
+    if obj is not None:
+        obj.doc, obj.root, obj.spans = inner, rendered[index], spans
     for la in local.launches:
         found.launches.append(replace(
             la, operator="KServe",
@@ -514,6 +612,10 @@ class KObject:
     doc: Doc
     root: Any
     launches: list[Launch] = field(default_factory=list)
+    # an LLMInferenceServiceConfig read with its Go-template actions as placeholders: their
+    # places (``_template_refs``); ``usable`` False when the controller cannot execute it
+    spans: list[tuple[int, int, str, str, str]] = field(default_factory=list)
+    usable: bool = True
 
     @property
     def kind(self) -> str | None:
@@ -529,9 +631,15 @@ class KObject:
 
 
 def is_joinable(root: Any) -> bool:
-    """A ServingRuntime, ClusterServingRuntime or InferenceService of KServe."""
-    return (get_str(root, "kind") in (*RUNTIME_KINDS, ISVC_KIND)
-            and (get_str(root, "apiVersion") or "").startswith(LLMISVC_API))
+    """A ServingRuntime, ClusterServingRuntime or InferenceService of KServe, or an
+    LLMInferenceService whose spec names baseRefs (its configs are kept by their own reader,
+    ``extract_llmisvc_config``)."""
+    kind = get_str(root, "kind")
+    if not (get_str(root, "apiVersion") or "").startswith(LLMISVC_API):
+        return False
+    if kind in LLMISVC_KINDS:
+        return is_seq(get(root, "spec", "baseRefs"))
+    return kind in (*RUNTIME_KINDS, ISVC_KIND)
 
 
 def _same_namespace(isvc: KObject, runtime: KObject) -> bool:
@@ -617,6 +725,58 @@ def select_runtime(isvc: KObject, runtimes: list[KObject]) -> KObject | None:
             winners = [r for p, r in ranked if p == best]
             return winners[0] if len(winners) == 1 else None
     return None
+
+
+# An LLMInferenceService's baseRefs (config_merge.go ``getConfig``, v0.20.0): each name is
+# looked up in the service's namespace, then in the system namespace (constants.KServeNamespace:
+# the controller's POD_NAMESPACE, `kserve` by default); one not found in either stops the merge
+# (configNotFoundError: the service is marked ConfigNotFound and nothing is reconciled).  As for
+# runtimes, an object without `metadata.namespace` is taken to be applied where the service is.
+
+SYSTEM_NAMESPACE = "kserve"
+
+
+def _find_config(svc: KObject, name: str, configs: list[KObject]) -> KObject | None:
+    named = [c for c in configs if c.name == name]
+    ns = svc.namespace
+    if ns is not None:
+        here = [c for c in named if c.namespace in (ns, None)]
+        if not here:
+            here = [c for c in named if c.namespace == SYSTEM_NAMESPACE]
+    else:
+        here = [c for c in named if c.namespace is None] or named
+    # two objects of one name where one lookup finds either: which one is deployed is not known
+    return here[0] if len(here) == 1 else None
+
+
+def base_configs(svc: KObject, configs: list[KObject]) -> list[KObject] | None:
+    """The configs ``svc``'s baseRefs name, in order, when every one is among ``configs`` and
+    the controller can execute it; None otherwise (the merge is not known: no launch)."""
+    out: list[KObject] = []
+    for ref in items(get(svc.root, "spec", "baseRefs")):
+        name = get_str(ref, "name")
+        hit = _find_config(svc, name, configs) if name else None
+        if hit is None or not hit.usable:
+            return None
+        out.append(hit)
+    return out or None
+
+
+def extract_llmisvc_joined(sdoc: Doc, root: Any, configs: list[tuple[Doc, KObject]],
+                           found: Found) -> None:
+    """The service ``root`` (read through ``sdoc``) merged over ``configs`` (each config with
+    the ``Doc`` to read it through, its template places moved there)."""
+    meta = get(root, "metadata")
+    base = Context(kind="k8s", object_kind=get_str(root, "kind"),
+                   object_name=get_str(meta, "name") or "", object_span=sdoc.span(root),
+                   namespace=get_str(meta, "namespace"),
+                   annotations=str_map(get(meta, "annotations")))
+    layers = []
+    for cdoc, obj in configs:
+        shift = cdoc.offset(0) - obj.doc.offset(0)
+        spans = [(lo + shift, hi + shift, *rest) for lo, hi, *rest in obj.spans]
+        layers.append(Layer(cdoc, get(obj.root, "spec"), spans))  # type: ignore[arg-type]
+    extract_llmisvc(sdoc, root, base, found, layers)
 
 
 def _runtime_container(runtime: Any) -> Any:
@@ -744,6 +904,7 @@ def _model_flag(word: Word, doc: Doc, uri: Any, previous: str | None = None) -> 
                 repo.unresolved)
 
 
-__all__ = ["KObject", "extract_isvc", "extract_llmisvc", "extract_llmisvc_config",
+__all__ = ["KObject", "base_configs", "extract_isvc", "extract_llmisvc",
+           "extract_llmisvc_config", "extract_llmisvc_joined",
            "handled_containers", "is_joinable", "is_llmisvc", "is_llmisvc_config", "rebased",
            "render_templates", "select_runtime"]

@@ -438,6 +438,82 @@ def context_length_above_model(d: Deployment) -> Iterator[Finding]:
     )
 
 
+# ModelRunner asserts max_req_len > 0 and max_req_input_len = max_req_len - 5 > 0 (tp_worker.py
+# TpModelWorker.__init__, 0.4.10.post2 and 0.5.5): a pool of 6 tokens or fewer never starts;
+# 0.5.23 asserts only max_req_len > 0 (TpModelWorker validation): 1 token
+SMALLEST_POOL = {"0.4.10.post2": 7, "0.5.5": 7, "0.5.23": 2}
+
+
+@rule("MG826", "max-total-tokens-below-context", Severity.WARNING,
+      "SGLang's --max-total-tokens below the context length: longer requests are refused",
+      needs={SGLANG_ARGS},
+      reads=("model", "context_length", "max_total_tokens", "json_model_override_args"))
+def max_total_tokens_below_context(d: Deployment) -> Iterator[Finding]:
+    """
+    What it does: compares `--max-total-tokens` with the context length SGLang serves: the
+    `--context-length` given, else the one it derives from a local model's config.json (as
+    MG825 does), else a catalog model's max_position_embeddings when it has no RoPE scaling.
+
+    Why is this bad? SGLang caps its KV pool at min(the profiled size, `--max-total-tokens`)
+    (sglang/srt/model_executor/model_runner.py ModelRunner.init_memory_pool, 0.4.10.post2
+    and 0.5.5; mem_cache/kv_cache_configurator.py _apply_token_constraints, 0.5.23) and
+    takes `max_req_len = min(context_len - 1, max_total_num_tokens - 1)`
+    (sglang/srt/managers/tp_worker.py TpModelWorker), so no request longer than the pool is
+    served: the scheduler refuses prompts of `max_req_input_len` or more tokens. It still
+    starts (0.5.23 logs "KV pool holds … tokens, fewer than --context-length"), so this is a
+    warning; a pool too small for any request (6 tokens or fewer; 1 in 0.5.23) stops with
+    "Memory pool size is too small". A value above what the card holds is capped to the
+    profiled pool with a log line: not reported.
+
+    Use instead: a `--max-total-tokens` of at least the context length, or a matching
+    `--context-length`.
+    """
+    total_setting = d.inv.setting("max_total_tokens")
+    total = _tokens(total_setting)
+    if total is None:
+        return
+    pin = d.adapter.release_pin(d.launch) if d.adapter.release_pin else None
+    smallest = SMALLEST_POOL.get(pin) if pin else min(SMALLEST_POOL.values())
+    span = total_setting.span or d.program_span
+    if smallest is not None and total < smallest:
+        yield max_total_tokens_below_context.finding(
+            f"--max-total-tokens {total} leaves no room for a request: {d.adapter.display} "
+            f"stops at start-up (\"Memory pool size is too small\": a pool of {total} tokens "
+            "holds no request)", d.source, span, severity=Severity.ERROR,
+            hint="use a --max-total-tokens of at least the context length")
+        return
+    ctx, where = _served_context(d)
+    if ctx is None or total >= ctx:
+        return
+    yield max_total_tokens_below_context.finding(
+        f"--max-total-tokens {total} is below the {ctx}-token context length ({where}): "
+        f"{d.adapter.display} starts, but its KV pool holds at most {total} tokens, so "
+        f"requests longer than {total - 1} tokens are refused",
+        d.source, span,
+        math=(f"max_req_len = min(context_len - 1, max_total_tokens - 1) = min({ctx - 1}, "
+              f"{total - 1}) = {total - 1}",),
+        hint="raise --max-total-tokens to the context length, or lower --context-length",
+    )
+
+
+def _served_context(d: Deployment) -> tuple[int | None, str]:
+    """The context length SGLang serves, and where it comes from."""
+    given = d.inv.setting("context_length")
+    if given.given or not given.known:
+        return _tokens(given), "--context-length"
+    over = d.inv.setting("json_model_override_args")
+    m = d.model
+    if over.given or not over.known or m is None or m.shape is None:
+        return None, ""
+    derived = derived_context_length(m.shape)
+    if derived is not None:
+        return derived, f"{model_name(d)}'s config.json"
+    shape = m.shape
+    if shape.length_keys is None and shape.rope_scaling is None and shape.max_positions:
+        return shape.max_positions, f"{model_name(d)}'s max_position_embeddings"
+    return None, ""
+
+
 def _tokens(s: Setting) -> int | None:
     """A token count: an integer, or digits only (0.5.23 parses --context-length and
     --max-total-tokens with human_readable_int, sglang/srt/utils/common.py, where plain digits
@@ -463,4 +539,5 @@ def _length_math(shape: ModelShape) -> str:
 
 RULES: list[Rule] = [nodes_do_not_divide_sizes, data_parallel_across_nodes,
                      dp_attention_not_dividing_tp, nodes_without_init_address,
-                     static_memory_below_weights, context_length_above_model]
+                     static_memory_below_weights, context_length_above_model,
+                     max_total_tokens_below_context]

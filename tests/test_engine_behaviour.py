@@ -428,6 +428,24 @@ TABLE: list[Behaviour] = [
               "sglang/srt/server_args.py ServerArgs.__post_init__ (0.4.10.post2)",
               {}, ("MG824",), release=None,
               files={"deploy.yaml": SGL_72B_TP2.format(tag="v0.4.10.post2-cu126")}),
+    Behaviour("sglang-max-total-tokens-below-context", "python3 -m sglang.launch_server "
+              "--model-path Qwen/Qwen2.5-7B-Instruct --context-length 32768 "
+              "--max-total-tokens 16384",
+              "starts; max_req_len = min(32767, 16383): prompts of 16378 tokens or more are "
+              "refused", "sglang/srt/model_executor/model_runner.py ModelRunner.init_memory_pool"
+              " and managers/tp_worker.py TpModelWorker (0.5.5; 0.5.23 "
+              "mem_cache/kv_cache_configurator.py _apply_token_constraints)",
+              {"MG826": "warning"}, release=None),
+    Behaviour("sglang-max-total-tokens-above-pool", "python3 -m sglang.launch_server "
+              "--model-path Qwen/Qwen2.5-7B-Instruct --max-total-tokens 10000000",
+              "max_total_tokens=10000000 is larger than the profiled value ... Use the "
+              "profiled value instead.", "sglang/srt/model_executor/model_runner.py "
+              "ModelRunner.init_memory_pool (0.5.5)", {}, ("MG826", "MG824"), release=None),
+    Behaviour("sglang-max-total-tokens-too-small", "python3 -m sglang.launch_server "
+              "--model-path Qwen/Qwen2.5-7B-Instruct --max-total-tokens 1",
+              "AssertionError: Memory pool size is too small",
+              "sglang/srt/managers/tp_worker.py TpModelWorker (0.4.10.post2, 0.5.5, 0.5.23)",
+              {"MG826": "error"}, release=None),
     Behaviour("sglang-context-above-derived-0.5.5", "run.sh",
               "ValueError: User-specified context_length (65536) is greater than the derived "
               "context_length (32768) ... To allow overriding this maximum, set the env var "

@@ -8,10 +8,10 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from .deployment import Deployment, LinkIndex
-from .engines import parse_launch
+from .engines import ENGINES, parse_launch
 from .facts.peers import GpuPeer, physical_gpus
 from .findings import Finding, Severity, internal_error, placed
-from .launch import RPC_SERVER, HpaInfo, Launch, ServiceInfo
+from .launch import RPC_SERVER, VLLM, HpaInfo, Launch, ServiceInfo
 from .resolve import ModelFacts, gpu_facts, layout, model_facts
 from .rules import checks_for
 from .records import dataclass, field, replace
@@ -157,6 +157,8 @@ def deployment(launch: Launch, settings: Settings, options: Options,
     model = model_facts(inv, launch, settings) if launch.engine != RPC_SERVER else None
     if model is not None and model.shape is None:
         findings.append(unknown_model(launch, model))
+    if launch.inferred_from is not None:
+        findings.append(inferred_engine(launch))
     d = Deployment(
         launch=launch,
         inv=inv,
@@ -220,4 +222,25 @@ def unknown_model(launch: Launch, model: ModelFacts) -> Finding:
         launch.source, span,
         hint="add its shape under [models] in mgpu-lint.toml (params, layers, hidden, heads, "
              "kv_heads, head_dim …), or keep its config.json beside the manifest",
+    )
+
+
+def inferred_engine(launch: Launch) -> Finding:
+    """MG018: the launch's engine comes from its image's name (commandline._inferred)."""
+    image = launch.inferred_from
+    assert image is not None
+    engine = ENGINES[launch.engine]
+    entry = "vllm serve" if launch.engine == VLLM else engine.name
+    repository = image.value.split("@", 1)[0]
+    if repository.rfind(":") > repository.rfind("/"):
+        repository = repository[:repository.rfind(":")]
+    return Finding(
+        "MG018", Severity.INFO,
+        f"image `{image.value}` is not one mgpu-lint knows: its name and arguments read as "
+        f"{engine.display}'s, so this launch is checked as {engine.display} (its entry point and "
+        "release are assumed)",
+        launch.source, image.span,
+        hint=f'if that is what it runs, say so in mgpu-lint.toml: [images] "{repository}" = '
+             f'"{entry}"' + (" (and set target-version to the release it is built on)"
+                             if launch.engine == VLLM else ""),
     )

@@ -160,5 +160,30 @@ def lookup(ref: str) -> ImageEntry | None:
     return None
 
 
+# An image neither images.json nor the `[images]` table names, whose own name (the last path
+# component) names an engine: a custom image built on one (`myorg/vllm-cuda12:2`,
+# `registry/team/llamacpp-server`).  Its entry point is not known, so the engine is only
+# inferred from it when the arguments parse cleanly as that engine's (commandline.
+# launch_from_image; MG018 says the engine was inferred).
+_NAMED_ENGINES = (
+    (re.compile(r"(?:^|[-_.])vllm(?:$|[-_.])"), "vllm"),
+    (re.compile(r"llama[-_.]?cpp"), "llama-server"),
+)
+
+
+def named_engine(ref: str) -> str | None:
+    """The engine an unknown image's name names, or None (known images and table entries have
+    their own entry point: ``lookup``; a known repository with a tag that runs no server, such
+    as llama.cpp's ``light`` images, names none)."""
+    image = parse_image(ref)
+    if image.repository in _table() or custom_entry(ref) is not None:
+        return None
+    name = image.repository.rsplit("/", 1)[-1]
+    for pattern, engine in _NAMED_ENGINES:
+        if pattern.search(name):
+            return engine
+    return None
+
+
 def is_engine_image(ref: str) -> bool:
     return lookup(ref) is not None

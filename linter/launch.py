@@ -214,6 +214,9 @@ class Launch:
     # False when the engine serves no HTTP API of its own: a Dynamo worker (`python3 -m
     # dynamo.vllm`) takes requests from the Dynamo runtime, the frontend serves the API
     serves_api: bool = True
+    # the image whose name made the engine inferred (no table names the image, and its
+    # arguments parse cleanly as that engine's): MG018 says so, pointing at the image
+    inferred_from: Located | None = None
 
 
 @dataclass(frozen=True, slots=True)

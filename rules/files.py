@@ -1,4 +1,4 @@
-"""Reading files: rules whose findings come from the readers (MG000-MG003, MG011, MG017)."""
+"""Reading files: rules whose findings come from the readers (MG000-MG003, MG010-MG012, MG017, MG018)."""
 
 from __future__ import annotations
 
@@ -96,6 +96,32 @@ RULES: list[Rule] = [
         finding on the lines it covers had. Usually the problem was fixed and the comment
         stayed: remove it, or the codes that no longer apply, so that it cannot hide a new
         finding later. Codes that are not selected in this run are not reported.
+        """,
+    ),
+    reader_rule(
+        "MG018", "engine-inferred", Severity.INFO,
+        "an image mgpu-lint does not know is checked as the engine its name names",
+        """
+        A container runs an image that is neither a known engine image (`vllm/vllm-openai`,
+        `ghcr.io/ggml-org/llama.cpp:server` …) nor in the configuration's `[images]` table, and
+        gives it only arguments. When the image's own name names an engine (`vllm`, `llamacpp`,
+        `llama.cpp`, `llama-cpp` in its last path component) and the arguments read cleanly as
+        that engine's — a model is stated, every flag is the engine's and takes the value given,
+        and for llama.cpp `--host` or `--port` says it runs the server — the launch is checked as
+        that engine, and this finding says so: its entry point and release are assumed. With
+        any other arguments the image is not read as an engine at all.
+
+        Example:
+
+            containers:
+              - name: server
+                image: registry.corp/llm/vllm-cuda12:2.1
+                args: ["--model", "Qwen/Qwen2.5-7B-Instruct", "--tensor-parallel-size", "2"]
+
+        Say what the image runs, and the finding goes away:
+
+            [images]
+            "registry.corp/llm/vllm-cuda12" = "vllm serve"
         """,
     ),
     reader_rule(

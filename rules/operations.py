@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from mgpu_lint.deployment import Deployment
 from mgpu_lint.engines.adapter import GPU_LAYOUT, HTTP_API, LLAMA_ARGS, PARALLEL_LAYOUT
 from mgpu_lint.findings import Finding, Related, Severity
+from mgpu_lint.images import CUSTOM, lookup
 from mgpu_lint.policy import SHM_MIN_BYTES
 from mgpu_lint.sizing.display import fixed
 from mgpu_lint.sizing.memory import weights_bytes
@@ -218,8 +219,26 @@ def _cache_dir(d: Deployment) -> tuple[str, str] | None:
     home = env.get("HOME")
     if home is not None and home.value is None:
         return None
+    if (home is None or not home.value) and not _known_home(d):
+        return posixpath.join("~", ".cache/huggingface/hub"), DEFAULT_CACHE
     base = home.value if home is not None and home.value else DEFAULT_HOME
     return posixpath.join(base, ".cache/huggingface/hub"), DEFAULT_CACHE
+
+
+def _known_home(d: Deployment) -> bool:
+    """Whether the user the engine runs as is known: the images the linter knows run as root
+    (DEFAULT_HOME); a custom image (the `[images]` table's, one whose engine was inferred from
+    its name, any image a command names explicitly) runs as whoever it was built for."""
+    if d.launch.operator == "KubeAI":
+        # KubeAI's model pods run as root: charts/kubeai/values.yaml modelServerPods.
+        # securityContext.runAsUser: 0 (substratusai/kubeai 2f32ef4), on its vllm/vllm-openai
+        # images
+        return True
+    image = d.context.image
+    if image is None:
+        return False
+    entry = lookup(image.value)
+    return entry is not None and entry.engine != CUSTOM
 
 
 def _covers(mount: str, path: str) -> bool:
@@ -254,7 +273,8 @@ def cold_start_download(d: Deployment) -> Iterator[Finding]:
     (a Hugging Face repository id for vLLM; `-hf`, `-dr` or `-mu` for llama-server) while no
     persistent volume (PVC, hostPath, NFS …) holds the download cache (`--download-dir`,
     `HF_HUB_CACHE`, `HF_HOME`, `LLAMA_CACHE`, else ~/.cache/huggingface/hub). An emptyDir is
-    not a cache: it dies with the pod.
+    not a cache: it dies with the pod. The engine images mgpu-lint knows run as root; for any
+    other image the home directory is not known, so any persistent volume may be the cache.
 
     Why is this bad? Every new pod — each scale-out, reschedule and
     rolling update — downloads the weights again before it can serve. Cold start is start-up
@@ -283,6 +303,10 @@ def cold_start_download(d: Deployment) -> Iterator[Finding]:
     if cache is None:
         return
     path, origin = cache
+    if path.startswith("~"):
+        # the image's home is not known: any persistent volume may hold its cache
+        if any(kind.value not in EPHEMERAL_VOLUMES for kind in d.context.volumes.values()):
+            return
     ephemeral: str | None = None
     for mount, kind in d.context.volumes.items():
         if _covers(mount, path):

@@ -141,6 +141,7 @@ def launch_dict(la: Launch, target_version: str | None = None,
         "entry": la.entry if la.entry_known else f"{la.entry}? (image entrypoint unknown)",
         "program": la.program.text,
         "image_entrypoint": la.image_entrypoint,
+        "engine_inferred": la.inferred_from is not None,
         "version_pin": la.version_pin.value if la.version_pin else None,
         "catalog": catalog,
         "release": release,
@@ -168,6 +169,8 @@ def render_text(launches: list[Launch], target_version: str | None = None,
         head = f"{d['path']}:{d['at']}: {d['engine']} ({d['entry']})"
         if d["image_entrypoint"]:
             head += f" from image entrypoint of {d['program']}"
+            if d["engine_inferred"]:
+                head += " (engine inferred from the image name)"
         out.append(head)
         ctx = d["context"]
         out.append("  where: " + ", ".join(f"{k}={v}" for k, v in ctx.items()))

@@ -333,7 +333,7 @@ def launch_from_image(
     found = Found()
     entry = images.lookup(image.value)
     if entry is None:
-        return found
+        return _inferred(image, image_word, args, scope)
     pin = scope.version_pin
     if pin is None and entry.version is not None:
         pin = Located(entry.version, image.span, scope.source)
@@ -357,6 +357,50 @@ def launch_from_image(
         return found
     found.launches.append(_make(scope, entry.engine, entry.entry or ENTRY_LLAMA_SERVER, image_word,
                                 args, image_entrypoint=True))
+    return found
+
+
+# What makes the arguments of an unknown image not clean for the engine its name names: a word
+# the engine does not take (MG004, MG014), a value it refuses or misses (MG005, MG006), an
+# abbreviation (MG013), a model it ignores (MG016).  Deprecated and repeated flags are still the
+# engine's own flags.
+_NOT_CLEAN = frozenset({"MG004", "MG005", "MG006", "MG013", "MG014", "MG016"})
+# llama.cpp's options only its server takes (common/arg.cpp: `--host`, `--port` are
+# set_examples({LLAMA_EXAMPLE_SERVER}); ngxson/llama.cpp 3f545becc): llama-cli and the other
+# tools an image may run take the rest of the common options too
+_LLAMA_SERVER_ONLY = frozenset({"--host", "--port"})
+
+
+def _inferred(image: Located, image_word: Word, args: list[Word], scope: Scope) -> Found:
+    """A launch for an image no table names, when its name names an engine and ``args`` read as
+    that engine's arguments: a model is stated, every word is the engine's, and for llama.cpp a
+    server option says the image runs the server.  Otherwise nothing (a custom image may run
+    anything; the `[images]` table says what it runs)."""
+    from ..engines import parse_launch
+
+    engine = images.named_engine(image.value)
+    if engine is None or not args or find_launches(args, scope).launches:
+        return Found()
+    at = Located(image.value, image.span, scope.source)
+    if engine == VLLM:
+        prefix: tuple[Word, ...] = ()
+        if args[0].text == "serve":  # an image whose entry point is `vllm`
+            prefix, args = (args[0],), args[1:]
+        launch = _make(scope, VLLM, ENTRY_VLLM_SERVE, image_word, args, image_entrypoint=True,
+                       entry_known=False, prefix=prefix)
+    else:
+        launch = _make(scope, LLAMA_SERVER, ENTRY_LLAMA_SERVER, image_word, args,
+                       image_entrypoint=True)
+    launch = replace(launch, inferred_from=at)
+    inv, findings = parse_launch(launch)
+    if inv.model is None or inv.model.span is None or \
+            any(f.code in _NOT_CLEAN or f.severity is Severity.ERROR for f in findings):
+        return Found()
+    if engine == LLAMA_SERVER and not any(o.spelling in _LLAMA_SERVER_ONLY
+                                          for o in inv.occurrences):
+        return Found()
+    found = Found()
+    found.launches.append(launch)
     return found
 
 
@@ -598,7 +642,8 @@ def _docker_run(words: list[Word], scope: Scope) -> Found:
     entry = images.lookup(image.value)
     if entry is not None:
         return launch_from_image(image, image_word, list(args), sub)
-    return find_launches(list(args), sub)
+    inferred = _inferred(image, image_word, list(args), sub)
+    return inferred if inferred.launches else find_launches(list(args), sub)
 
 
 def sub_word(word: Word, start: int, end: int | None = None) -> Word:

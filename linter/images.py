@@ -185,5 +185,20 @@ def named_engine(ref: str) -> str | None:
     return None
 
 
+def runs_as_root(ref: str | None, operator: str | None = None) -> bool:
+    """Whether the engine in image ``ref`` (started by ``operator``) runs as root, so that its
+    home is /root.  The engine images of images.json do; a custom image (the `[images]` table's,
+    one whose engine is inferred from its name, any image a command names) runs as whoever it
+    was built for."""
+    if operator == "KubeAI":
+        # KubeAI's model pods run as root: charts/kubeai/values.yaml modelServerPods.
+        # securityContext.runAsUser: 0 (substratusai/kubeai 2f32ef4), on vllm/vllm-openai
+        return True
+    if ref is None:
+        return False
+    entry = lookup(ref)
+    return entry is not None and entry.engine != CUSTOM
+
+
 def is_engine_image(ref: str) -> bool:
     return lookup(ref) is not None

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from mgpu_lint.deployment import Deployment
 from mgpu_lint.engines.adapter import GPU_LAYOUT, HTTP_API, LLAMA_ARGS, PARALLEL_LAYOUT
 from mgpu_lint.findings import Finding, Related, Severity
-from mgpu_lint.images import CUSTOM, lookup
+from mgpu_lint.images import runs_as_root
 from mgpu_lint.policy import SHM_MIN_BYTES
 from mgpu_lint.sizing.display import fixed
 from mgpu_lint.sizing.memory import weights_bytes
@@ -219,26 +219,12 @@ def _cache_dir(d: Deployment) -> tuple[str, str] | None:
     home = env.get("HOME")
     if home is not None and home.value is None:
         return None
-    if (home is None or not home.value) and not _known_home(d):
+    image = d.context.image
+    if (home is None or not home.value) and \
+            not runs_as_root(image.value if image else None, d.launch.operator):
         return posixpath.join("~", ".cache/huggingface/hub"), DEFAULT_CACHE
     base = home.value if home is not None and home.value else DEFAULT_HOME
     return posixpath.join(base, ".cache/huggingface/hub"), DEFAULT_CACHE
-
-
-def _known_home(d: Deployment) -> bool:
-    """Whether the user the engine runs as is known: the images the linter knows run as root
-    (DEFAULT_HOME); a custom image (the `[images]` table's, one whose engine was inferred from
-    its name, any image a command names explicitly) runs as whoever it was built for."""
-    if d.launch.operator == "KubeAI":
-        # KubeAI's model pods run as root: charts/kubeai/values.yaml modelServerPods.
-        # securityContext.runAsUser: 0 (substratusai/kubeai 2f32ef4), on its vllm/vllm-openai
-        # images
-        return True
-    image = d.context.image
-    if image is None:
-        return False
-    entry = lookup(image.value)
-    return entry is not None and entry.engine != CUSTOM
 
 
 def _covers(mount: str, path: str) -> bool:

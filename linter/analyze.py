@@ -37,6 +37,8 @@ class FileSet:
         default_factory=dict, repr=False)
     # the parses another launch may still ask for: the GPU records of gpu_peers
     _records: set[tuple[int, str | None]] = field(default_factory=set, repr=False)
+    # (manifest path, model reference) -> the local model directory, once per run
+    local_dirs: dict[tuple[str, str], str | None] = field(default_factory=dict, repr=False)
 
     @cached_property
     def links(self) -> LinkIndex:
@@ -154,7 +156,8 @@ def deployment(launch: Launch, settings: Settings, options: Options,
     """The Deployment the rules see, and the findings of parsing and resolving it."""
     settings = effective_settings(settings, options)
     inv, findings = fileset.parse(launch, settings.target_version)
-    model = model_facts(inv, launch, settings) if launch.engine != RPC_SERVER else None
+    model = model_facts(inv, launch, settings, fileset.local_dirs) \
+        if launch.engine != RPC_SERVER else None
     if model is not None and model.shape is None:
         findings.append(unknown_model(launch, model))
     if launch.inferred_from is not None:

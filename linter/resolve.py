@@ -222,8 +222,10 @@ def _gguf_shape(path: str) -> tuple[ModelShape, Precision] | None:
                                       "GGUF header")
 
 
-def model_facts(inv: Invocation, launch: Launch, settings: Settings) -> ModelFacts | None:
-    """None when the launch names no usable model (unknown, unresolved, or no model at all)."""
+def model_facts(inv: Invocation, launch: Launch, settings: Settings,
+                local_dirs: dict[tuple[str, str], str | None] | None = None) -> ModelFacts | None:
+    """None when the launch names no usable model (unknown, unresolved, or no model at all).
+    ``local_dirs`` keeps a run's answers of `_local_dir` (a stat per launch otherwise)."""
     from .catalog import knowledge
 
     model = inv.model
@@ -233,7 +235,12 @@ def model_facts(inv: Invocation, launch: Launch, settings: Settings) -> ModelFac
     shape = None
     hint = None
     origin = "catalog"
-    local = _local_dir(launch.source.path, ref)
+    if local_dirs is None:
+        local = _local_dir(launch.source.path, ref)
+    else:
+        key = (launch.source.path, ref)
+        local = local_dirs[key] if key in local_dirs else \
+            local_dirs.setdefault(key, _local_dir(*key))
     if local is not None:
         shape = knowledge.read_local_config(local)
         origin = "config.json"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from .data import CatalogError, _catalog, _first_error, _frozen
@@ -71,7 +71,13 @@ def resolve_gpu(name: str, extra: Mapping[str, Any] | None = None) -> GpuSpec | 
     Matching ignores case and punctuation (``H100 SXM``, ``h100-sxm``, ``NVIDIA-H100-80GB-HBM3``,
     ``nvidia-l4``). ``extra`` maps names to GPU fields from the configuration.
     """
-    return _lookup_gpu(_gpu_index(_frozen(extra)), name)
+    return _resolved_gpu(name, _frozen(extra) if extra else "{}")
+
+
+@lru_cache(maxsize=1024)
+def _resolved_gpu(name: str, extra_json: str) -> GpuSpec | None:
+    # asked once per launch with the same few names (13 us each: the keys' regular expressions)
+    return _lookup_gpu(_gpu_index(extra_json), name)
 
 
 def gpu_names(extra: Mapping[str, Any] | None = None) -> list[str]:

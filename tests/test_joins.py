@@ -21,6 +21,7 @@ PAIRS = {
     "namespace-mismatch": ("ns-runtime.yaml", "ns-isvc.yaml"),
     "llmisvc": ("llmisvc-config.yaml", "llmisvc-service.yaml"),
     "llmisvc-system": ("llmisvc-system-config.yaml", "llmisvc-system-service.yaml"),
+    "llmisvc-command": ("llmisvc-command-config.yaml", "llmisvc-command-services.yaml"),
 }
 
 
@@ -352,3 +353,25 @@ def test_llmisvc_suppression_in_the_config_file(
         '--max-model-len 32768"', '--max-model-len 32768"  # mgpu-lint: disable=MG101'))
     out = _run(capsys, str(cfg), SVC)
     assert "MG101" not in out and "MG012" not in out, out
+
+
+def test_llmisvc_config_command_replaces_the_presets(capsys: pytest.CaptureFixture[str]) -> None:
+    cfg, svcs = _paths("llmisvc-command")
+    first, second = _launches(capsys, cfg, svcs)
+    # the config's command (its file), one launch per service, each with that service's GPUs
+    assert (first["path"], first["at"], first["entry"]) == (cfg, "14:20", "api_server")
+    assert first["context"]["object"] == "LLMInferenceService/llama-70b"
+    assert first["gpus"]["at"] == f"{svcs}:16:36"
+    # /mnt/models is the repo of the hf:// uri; the config's args (no service args)
+    assert _words(first) == [("--model=meta-llama/Llama-3.1-70B-Instruct", "16:13"),
+                             ("--tensor-parallel-size=8", "17:13"), ("--port=8000", "18:13")]
+    # the second service's args replace the config's
+    assert second["context"]["object"] == "LLMInferenceService/llama-70b-tp4"
+    assert [w for w, _ in _words(second)] == [
+        "--model=meta-llama/Llama-3.1-70B-Instruct", "--tensor-parallel-size=4", "--port=8000"]
+    out = _run(capsys, cfg, svcs)
+    assert f"{cfg}:17:36: MG101 [error]" in out and out.count("MG101") == 1, out
+    # the config alone: its own container, no GPUs
+    (alone,) = _launches(capsys, cfg)
+    assert alone["context"]["object"] == "LLMInferenceServiceConfig/vllm-api-server"
+    assert "MG101" not in _run(capsys, cfg)

@@ -42,8 +42,9 @@ worker without data parallelism (KServe ships no pipeline-parallel preset) gives
 resource with ``baseRefs`` read alone gives none either (a config may replace the command);
 when every config it names is linted in the same run, the launch is its spec merged over them
 (``extract_llmisvc`` with ``configs``, joined by ``sources.join_kserve``; ``base_configs``
-finds them as ``getConfig`` does), each word in the file that writes it; a config whose `main`
-states a ``command`` is not joined.  Settings the preset fills in by
+finds them as ``getConfig`` does), each word in the file that writes it; when a config (or
+the service) states the `main` container's ``command``, that command runs instead of the
+preset's, read with the merged env, args and GPUs.  Settings the preset fills in by
 itself (``--port``, access-log and shutdown flags, the KV-offloading connector) are not the
 user's and are not part of the launch.
 """
@@ -230,6 +231,7 @@ def extract_llmisvc(doc: Doc, root: Any, base: Context, found: Found,
     `--tensor-parallel-size {{ .Spec.Parallelism.Tensor }}` and the data-parallel sizes are
     the service's own ``parallelism``, whatever a config states (only the served model name
     is the merged one: combineBaseRefsConfig copies resolvedSpec.Model.Name back)."""
+    from .commandline import Scope, find_launches
     from .kubernetes import _env, _node_labels, expand_k8s
     from .operators import _synthetic
 
@@ -253,11 +255,23 @@ def extract_llmisvc(doc: Doc, root: Any, base: Context, found: Found,
             continue
         clayers = [(la, c) for la in layers
                    if (c := _main_container(get(la.spec, *wpath, pod_key))) is not None]
-        if any(get(c, "command") is not None for _, c in clayers):
+        # a `command` replaces the preset's whole (no patch strategy): the last spec's
+        command = next(((la, c) for la, c in reversed(clayers)
+                        if get(c, "command") is not None), None)
+        if command is not None and configs is None:
             continue  # the user's own command: read as a pod template
         env: dict[str, EnvVar] = {}
         for la, c in clayers:
             env.update(_env(la.doc, c))
+        # `args` (the preset's `$@`) are the last spec's that states them, whole
+        given = next(((la, c) for la, c in reversed(clayers) if get(c, "args") is not None),
+                     None)
+        argv: list[Word] = []
+        if command is not None:
+            for la, c, key in ((*command, "command"), *([(*given, "args")] if given else [])):
+                node = get(c, key)
+                argv.extend(expand_k8s(la.doc, n, env) for n in
+                            (node.value if is_seq(node) else [node]) if is_scalar(n))
         args: list[Word] = []
         if is_scalar(uri):
             args.append(_model_word(uri_layer.doc, uri))
@@ -293,9 +307,11 @@ def extract_llmisvc(doc: Doc, root: Any, base: Context, found: Found,
                                    key_node(get(wlayer.spec, *wpath), "worker"), wlayer.doc))
         unknown_flags = False
         broken = False
-        # the last spec naming VLLM_ADDITIONAL_ARGS gives its value (env merges by name)
-        extra = next(((la, item) for la, c in reversed(clayers)
-                      if (item := _env_item(c, ADDITIONAL_ARGS)) is not None), None)
+        # the last spec naming VLLM_ADDITIONAL_ARGS gives its value (env merges by name); the
+        # preset's command reads it (a command of the user's own reads it if it says so)
+        extra = None if command is not None else next(
+            ((la, item) for la, c in reversed(clayers)
+             if (item := _env_item(c, ADDITIONAL_ARGS)) is not None), None)
         if extra is not None:
             la, item = extra
             node = get(item, "value")
@@ -308,10 +324,7 @@ def extract_llmisvc(doc: Doc, root: Any, base: Context, found: Found,
                 # from a secret or configMap: words the linter cannot see
                 args.append(_unknown(la.doc.word(get(item, "name")), ADDITIONAL_ARGS))
                 unknown_flags = True
-        # `args` (the preset's `$@`) are the last spec's that states them, whole
-        given = next(((la, c) for la, c in reversed(clayers) if get(c, "args") is not None),
-                     None)
-        if given is not None:
+        if given is not None and command is None:
             la, c = given
             for item in items(get(c, "args")):
                 if is_scalar(item):
@@ -368,6 +381,18 @@ def extract_llmisvc(doc: Doc, root: Any, base: Context, found: Found,
             volumes={"/": Located("KServe storage initializer", uri_layer.doc.span(uri)
                                   if is_scalar(uri) else None, doc.source)},
         )
+        if command is not None:
+            # the user's command with the merged env, args and GPUs, read as a pod's is; its
+            # /mnt/models holds the repo of an hf:// uri (the storage initializer's download)
+            if is_scalar(uri) and uri_layer.doc.word(uri).text.startswith("hf://"):
+                argv = [_model_flag(w, uri_layer.doc, uri, argv[i - 1].text if i else None)
+                        for i, w in enumerate(argv)]
+            local = find_launches(argv, Scope(doc.source, ctx, env=env, list_form=True))
+            spans = [h for la in layers for h in la.spans]
+            found.launches.extend(replace(la, operator="KServe", args=tuple(
+                _template_refs(w, spans) for w in la.args)) for la in local.launches)
+            found.findings.extend(local.findings)
+            continue
         pin = None
         if ctx.image is not None:
             # the preset's command runs in this image: its tag pins the vLLM release

@@ -123,8 +123,9 @@ class Context:
     host: int | None = None
     # a GPU type the text names for this launch (Markdown: "on 8×H200" in the nearest heading
     # or the paragraph before the block) and the count it states, taken as the node's GPUs
+    # (the count alone when the text names no type: "on 8 GPUs", "an 8-GPU node")
     stated_gpu: Located | None = None
-    stated_gpu_count: int | None = None
+    stated_gpu_count: Located | None = None
     # TPU chips given to the container (`google.com/tpu` limit or request)
     tpus: Located | None = None
 

@@ -331,6 +331,7 @@ class GpuFacts:
     count_span: Span | None = None
     visible: VisibleDevices | None = None  # a list narrowing the container's GPUs
     per_node_span: Span | None = None  # where the file states the GPUs per node (instance type)
+    per_node_origin: str = ""  # what states it: "node label …", "named in the text before the block"
 
     def describe(self) -> str:
         name = self.spec.name if self.spec is not None else "unknown GPU"
@@ -401,12 +402,18 @@ def gpu_facts(launch: Launch, settings: Settings, cli_gpu: str | None,
             label_count = match.count
             break
     stated = ctx.stated_gpu
+    node_span, node_origin = span, origin
     if spec is None and stated is not None:
         # a GPU the text names for this launch (Markdown: "on 8×H200" before the block)
         spec = knowledge.resolve_gpu(stated.value, extra)
         if spec is not None:
             origin, span, assumed = "named in the text before the block", stated.span, False
-            label_count = ctx.stated_gpu_count
+            node_span, node_origin = span, origin
+    if label_count is None and ctx.stated_gpu_count is not None:
+        # the node's GPUs the text states, with or without their type ("on 8 GPUs")
+        label_count = int(ctx.stated_gpu_count.value)
+        node_span = ctx.stated_gpu_count.span
+        node_origin = "stated in the text before the block"
     if spec is None and cli_gpu:
         spec, origin, assumed = knowledge.resolve_gpu(cli_gpu, extra), "--gpu", False
     if spec is None and settings.gpu:
@@ -424,9 +431,10 @@ def gpu_facts(launch: Launch, settings: Settings, cli_gpu: str | None,
     request = ctx.gpus
     visible = _visible(launch, request)
     count, count_origin, count_span = _count(request, visible)
-    per_node_span = span if cli_per_node is None and label_count is not None else None
+    per_node_span = node_span if cli_per_node is None and label_count is not None else None
     return GpuFacts(spec, origin, span, assumed, count, request, per_node, stated,
-                    count_origin, count_span, visible, per_node_span)
+                    count_origin, count_span, visible, per_node_span,
+                    node_origin if per_node_span is not None else "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -461,5 +469,6 @@ def node_gpus(lay: Layout, gpu: GpuFacts, ctx: Context) -> NodeGpus:
         gpus = f"{gpu.count} GPU{'s' if gpu.count != 1 else ''}"
         return NodeGpus(gpu.count, f"the {gpus} each {what} gets ({gpu.count_origin})", "pod",
                         True)
-    return NodeGpus(gpu.per_node, f"a node's {gpu.per_node} GPUs", "node", gpu.per_node_stated,
+    return NodeGpus(gpu.per_node, f"a node's {gpu.per_node} GPU{'s' if gpu.per_node != 1 else ''}",
+                    "node", gpu.per_node_stated,
                     gpu.per_node_span)

@@ -397,7 +397,8 @@ def tensor_parallel_across_nodes(d: Deployment) -> Iterator[Finding]:
               f"{node.unit}s"),),
         hint=f"use -tp {node.count} -pp {pp_hint} (tensor parallel inside a {node.unit}, "
              "pipeline across)" if pp_hint else f"keep tp at most {node.count}",
-        related=(Related(d.source, node.span, f"{node.count} GPUs per node ({g.origin})"),)
+        related=(Related(d.source, node.span, f"{node.count} GPU{'s' if node.count != 1 else ''} "
+                         f"per node ({g.per_node_origin or g.origin})"),)
         if node.span is not None else (),
         data={"tp": tp, "node_gpus": node.count, node.unit + "s": nodes},
     )

@@ -11,8 +11,9 @@ Each block is its own host (``Context.host``): a README shows alternatives, and 
 never two engines on the same machine's GPUs (MG108).  A GPU named with its count in the
 paragraph just before a block or in the nearest heading above it ("on 8×H200", "4xB200",
 "8 x A100 80GB") is the launch's GPU type and the node's GPU count (``Context.stated_gpu``);
-the count is not taken as the GPUs given to the process, since a doc's hardware line says what
-the machine has, not what each alternative uses.
+a count without a type ("on 8 GPUs", "an 8-GPU node") is the node's GPU count alone, the type
+then assumed. The count is not taken as the GPUs given to the process, since a doc's hardware
+line says what the machine has, not what each alternative uses.
 """
 
 from __future__ import annotations
@@ -96,13 +97,24 @@ _STATED_GPU = re.compile(
     r"(?<![\w.])(?P<count>\d{1,4})\s*(?:[×xX*]\s*|\s)" + _GPU_NAME + r"(?:s\b|\b)"
     r"|(?<![\w.])" + _GPU_NAME.replace("?P<name>", "?P<name2>") +
     r"\s*[×xX*]\s*(?P<count2>\d{1,4})(?![\w.])")
+# A GPU count without a type: "on 8 GPUs", "with 4x GPUs", "across two GPUs", "a single GPU",
+# "an 8-GPU node", "8 GPU machine".  Only where it says what the machine has (after on / with /
+# using / across, or before node / machine / server …), not "at least 2 GPUs" or "2 GPUs or more".
+_WORD_COUNTS = {"a single": 1, "one": 1, "single": 1, "two": 2, "four": 4, "eight": 8}
+_COUNT = r"(?P<n>\d{1,4}|a single|single|one|two|four|eight)"
+_STATED_COUNT = re.compile(
+    r"(?i:\b(?:on|with|using|across|to)\s+(?:an?\s+|the\s+)?)" + _COUNT +
+    r"\s*(?:[×xX]\s*)?(?:NVIDIA\s+|AMD\s+)?GPUs?\b(?!\s*(?:or more|or fewer|or less|\+|/))"
+    r"|(?<![\w.])(?P<m>\d{1,4})[- ]GPU\s+(?:node|machine|server|host|instance|box|VM)s?\b",
+)
 _HEADING = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+\S")
 
 
 def _stated_gpu(source: SourceFile, lines: list[str], offsets: list[int], fence: int,
-                heading: int | None) -> tuple[Located, int] | None:
-    """The GPU (and count) the paragraph just before the fence on line ``fence`` names, else the
-    nearest heading above it (line ``heading``, outside any block)."""
+                heading: int | None) -> tuple[Located | None, Located] | None:
+    """The GPU type (None when the text names none) and count the paragraph just before the
+    fence on line ``fence`` states, else the nearest heading above it (line ``heading``,
+    outside any block)."""
     # the paragraph directly before the block (blank lines between are allowed)
     i = fence - 1
     while i >= 0 and not lines[i].strip():
@@ -116,19 +128,29 @@ def _stated_gpu(source: SourceFile, lines: list[str], offsets: list[int], fence:
     return _gpu_in(source, lines[heading], offsets[heading]) if heading is not None else None
 
 
-def _gpu_in(source: SourceFile, line: str, offset: int) -> tuple[Located, int] | None:
-    """The last GPU-with-count the line names (nearest the block)."""
+def _gpu_in(source: SourceFile, line: str, offset: int) -> tuple[Located | None, Located] | None:
+    """The last GPU-with-count the line names (nearest the block); else the last count of
+    GPUs without a type."""
     hits = []
     for m in _STATED_GPU.finditer(line):
         name = m.group("name") or m.group("name2")
         count = int(m.group("count") or m.group("count2"))
         if count < 1 or knowledge.resolve_gpu(name) is None:
             continue
-        start, end = m.span()
-        hits.append((Located(name, Span(offset + start, offset + end), source), count))
-    if not hits:
-        return None
-    return hits[-1]
+        span = Span(offset + m.start(), offset + m.end())
+        hits.append((Located(name, span, source), Located(str(count), span, source)))
+    if hits:
+        return hits[-1]
+    counts = []
+    for m in _STATED_COUNT.finditer(line):
+        word = m.group("n") or m.group("m")
+        count = int(word) if word.isdigit() else _WORD_COUNTS[word.lower()]
+        if count < 1:
+            continue
+        start = m.start("n") if m.group("n") else m.start("m")
+        span = Span(offset + start, offset + m.end())
+        counts.append((None, Located(str(count), span, source)))
+    return counts[-1] if counts else None
 
 
 def _segment(lines: list[tuple[int, str]]) -> Word:

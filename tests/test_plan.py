@@ -161,7 +161,7 @@ SGLANG_PLANS = PLANS + (
          ["--model", "Llama-3.1-70B", "--bits", "8"],
          ["--model", "Llama-3.1-8B", "--dtype", "float16", "--kv-cache-dtype", "fp8_e4m3"])
 
-NO_SGLANG = (["--model", "Qwen/Qwen3-235B-A22B-FP8"],)
+NO_SGLANG: tuple[list[str], ...] = ()
 
 
 def test_suggested_commands_lint_clean() -> None:
@@ -209,6 +209,17 @@ def test_sglang_commands_fill_the_node_as_sglang_places_them(tmp_path, release: 
     assert short_seen >= 2
 
 
+def test_sglang_fp8_moe_keeps_experts_whole() -> None:
+    # tp 8 would split each of Qwen3-235B's experts (1536 rows) into 192, not a multiple of the
+    # FP8 block of 128: --ep-size 8 puts 16 of its 128 experts whole on each GPU
+    p = run("--model", "Qwen/Qwen3-235B-A22B-FP8")
+    assert p["commands"]["sglang"] == [
+        "python3 -m sglang.launch_server --model-path Qwen/Qwen3-235B-A22B-FP8 --tp-size 8 "
+        "--ep-size 8 --context-length 8192 --host 0.0.0.0 --port 30000"]
+    # a bf16 MoE keeps tp-sharded experts: no --ep-size
+    assert "--ep-size" not in run("--model", "Qwen/Qwen3-30B-A3B")["commands"]["sglang"][0]
+
+
 @pytest.mark.parametrize(("args", "note"), [
     (["--model", "Llama-3.1-8B", "--kv-cache-dtype", "fp8"],
      "no SGLang command: SGLang 0.5.23 has no --kv-cache-dtype fp8"),
@@ -219,8 +230,6 @@ def test_sglang_commands_fill_the_node_as_sglang_places_them(tmp_path, release: 
     # 40 heads and 10 KV heads over tp 4: SGLang's attention asserts both divide evenly
     (["--model", "microsoft/Phi-3-medium-4k-instruct", "--gpu", "t4", "--interconnect",
       "nvlink"], "no SGLang command: at tp 4 SGLang's attention layers cannot split 40 heads"),
-    # tp 8 splits each expert's 1536 rows into 192, not a multiple of the FP8 block of 128
-    (["--model", "Qwen/Qwen3-235B-A22B-FP8"], "no SGLang command: at tp 8"),
 ])
 def test_no_sglang_command_where_sglang_would_refuse(args: list[str], note: str) -> None:
     p = run(*args)

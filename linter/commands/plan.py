@@ -317,9 +317,10 @@ def _sglang_commands(shape: ModelShape, precision: Precision, inp: PlanInput,
     replicas of a node fill its GPUs.  Replicas never span nodes: "multi-node data-parallel
     replicas are not supported" (arg_groups/validation_hook.py check_server_args, 0.5.23;
     server_args.py check_server_args, 0.5.5) — across nodes the command is one replica, as
-    the vLLM one is.  Not printed: --enable-dp-attention (which models support it was not
-    read) and --ep-size (SGLang's expert parallel depends on the MoE runner and all-to-all
-    backend: arg_groups/moe_hook.py, 0.5.23); without them the MoE layers are sharded by tp.
+    the vLLM one is.  --ep-size tp only for an FP8 MoE checkpoint split over tp (below);
+    other MoE layers are sharded by tp.  Not printed: --enable-dp-attention (the plan's
+    layouts do not choose attention data parallel, and which model classes support it was
+    not read) and an all-to-all backend (--moe-a2a-backend, which sets ep itself).
     """
     from ..engines.catalog import sglang_catalog
 
@@ -342,18 +343,28 @@ def _sglang_commands(shape: ModelShape, precision: Precision, inp: PlanInput,
     if heads:
         return [], f"no SGLang command: {heads}"
     fp8_stored = (prequantized and precision.bits == 8) or "fp8" in (shape.quantization or "")
-    if shape.is_moe and layout.tp > 1 and fp8_stored:
-        # without expert parallel each expert's weights are split over tp, and a block-FP8
-        # checkpoint raises unless intermediate / tp is a multiple of its block
-        # (layers/quantization/fp8.py Fp8MoEMethod.create_weights, 0.5.23); the block size is
-        # not in the catalog, and SGLang's --ep-size depends on its MoE backends
+    # Without expert parallel each expert's weights are split over tp, and a block-FP8
+    # checkpoint raises unless intermediate / tp is a multiple of its block
+    # (layers/quantization/fp8.py Fp8MoEMethod.create_weights, 0.5.5 and 0.5.23; the block
+    # size is not in the catalog).  --ep-size tp keeps each expert whole on one GPU: the MoE
+    # tp width is tp // ep (distributed/parallel_state.py initialize_model_parallel, 0.5.5;
+    # runtime_context.py derive_parallel_widths, 0.5.23), FusedMoE asserts only that the
+    # routed experts divide by ep (layers/moe/fused_moe_triton/layer.py, both), and an ep of
+    # tp is what every MoE runner check accepts (1 or tp: server_args.py
+    # _handle_moe_kernel_config, 0.5.5; arg_groups/moe_hook.py, 0.5.23) with the default
+    # runner and no all-to-all backend.  Printed only where it is needed: elsewhere the
+    # tp-sharded experts load as they are.
+    expert_parallel = shape.is_moe and layout.tp > 1 and fp8_stored
+    if expert_parallel and shape.experts % layout.tp:
         return [], (f"no SGLang command: at tp {layout.tp} SGLang splits each expert of an FP8 "
                     "checkpoint over the GPUs, which a block-quantized checkpoint may refuse "
-                    "(layers/quantization/fp8.py), and its expert-parallel options depend on "
-                    "the MoE backend")
+                    f"(layers/quantization/fp8.py), and its {shape.experts} experts do not "
+                    f"divide into --ep-size {layout.tp} (layers/moe/fused_moe_triton/layer.py)")
     args = ["python3", "-m", "sglang.launch_server", "--model-path", served]
     if layout.tp > 1:
         args += ["--tp-size", str(layout.tp)]
+    if expert_parallel:
+        args += ["--ep-size", str(layout.tp)]
     if layout.pp > 1:
         # pp > 1 turns SGLang's overlap schedule off by itself (arg_groups/overrides.py
         # _pipeline_parallel_overlap_disable, 0.5.23; server_args.py, 0.5.5)

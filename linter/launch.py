@@ -18,6 +18,9 @@ LLAMA_SERVER = "llama-server"
 RPC_SERVER = "rpc-server"
 SGLANG = "sglang"
 SGLANG_ROUTER = "sglang-router"  # the router starting its SGLang workers (engines/sglang_router.py)
+# vLLM's demo server `python -m vllm.entrypoints.api_server`: the engine arguments, a few
+# options of its own, /health and /generate only (engines/vllm_demo.py)
+VLLM_DEMO = "vllm-demo"
 
 
 # Context.role of an operator's multi-node leader whose engine spans a group of pods it
@@ -27,6 +30,7 @@ MULTI_NODE_LEADER = "multi-node-leader"
 # Entry points of an engine (how the command line starts)
 ENTRY_VLLM_SERVE = "vllm serve"  # `vllm serve MODEL …`
 ENTRY_VLLM_API_SERVER = "api_server"  # `python -m vllm.entrypoints.openai.api_server --model M …`
+ENTRY_VLLM_DEMO = "vllm.entrypoints.api_server"  # `python -m vllm.entrypoints.api_server --model M`
 ENTRY_LLAMA_SERVER = "llama-server"
 ENTRY_RPC_SERVER = "rpc-server"
 ENTRY_SGLANG_LAUNCH_SERVER = "sglang.launch_server"  # `python -m sglang.launch_server …`

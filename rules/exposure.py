@@ -180,7 +180,8 @@ def api_without_key(d: Deployment) -> Iterator[Finding]:
     models, and (with LoRA runtime updates or admin endpoints enabled) change what is served.
 
     `--host 0.0.0.0` inside a container is not reported on its own: the container's network
-    is private until a port is published.
+    is private until a port is published. vLLM's demo server (`python -m
+    vllm.entrypoints.api_server`) has no authentication at all: the finding says so.
 
     Use instead: set `--api-key` from a secret (`VLLM_API_KEY` via `secretKeyRef`), or put an
     authenticating gateway in front and publish only to it.
@@ -200,15 +201,21 @@ def api_without_key(d: Deployment) -> Iterator[Finding]:
         d.adapter.default_port
     if not port.known or _loopback(d):
         return  # bound to loopback: unreachable from outside, which is MG606's finding
+    flag = d.adapter.api_key_flag
+    if flag is None:
+        missing = f"it has no authentication ({d.adapter.display} takes no API key)"
+        hint = "publish the port only behind an authenticating gateway, or serve the model " \
+            "with a server that takes an API key"
+    else:
+        missing = f"no {flag} is set"
+        hint = (f"set {flag} (or {env_names[0]} from a secret)" if env_names else
+                f"set {flag} (from a secret)") + \
+            ", or publish the port only behind an authenticating gateway"
     for reach in public_reach(d, api_port):
         yield api_without_key.finding(
             f"the {d.adapter.label} API (port {api_port}) is reachable from outside: "
-            f"{reach.message}; "
-            "no --api-key is set",
-            reach.source, reach.span,
-            hint=(f"set --api-key (or {env_names[0]} from a secret)" if env_names else
-                  "set --api-key (from a secret)") +
-            ", or publish the port only behind an authenticating gateway",
+            f"{reach.message}; {missing}",
+            reach.source, reach.span, hint=hint,
             related=(Related(d.source, d.program_span, "the server starts here"),),
         )
 

@@ -22,6 +22,14 @@ RULES: list[Rule] = [
         second positional argument to `vllm serve`, a positional word for llama-server, and
         llama.cpp's `--flag=value`, which it does not support.
 
+        vLLM's demo server, `python -m vllm.entrypoints.api_server`, has a parser of its own:
+        the engine arguments and a few options (`--host`, `--port`, `--ssl-*`, `--root-path`,
+        `--log-level`), none of the OpenAI-compatible server's (`--api-key`,
+        `--chat-template`, `--uvicorn-log-level` …). The module is gone from vLLM 0.25.0 on: a
+        launch pinned there exits with "No module named vllm.entrypoints.api_server" (an error
+        at the module name); without a pin it is a warning, and the flags are checked against
+        vLLM 0.24.0, the last release that has it.
+
         Example:
 
             vllm serve meta-llama/Llama-3.1-70B-Instruct --tensor-paralel-size 4
@@ -165,6 +173,9 @@ RULES: list[Rule] = [
         Without any model, `vllm serve` serves that default too — often because an option
         with several values (`--served-model-name a b`, `--api-key k1 k2`) swallowed the
         model written after it.
+
+        vLLM's demo server (`python -m vllm.entrypoints.api_server`) has no positional
+        argument in any release: a positional model is "unrecognized arguments".
 
         Also reported: `serve` repeated after an image whose entrypoint is already
         `vllm serve` (`args: ["serve", "meta-llama/…"]` runs `vllm serve serve …`), and the

@@ -311,6 +311,47 @@ TABLE: list[Behaviour] = [
     Behaviour("typo-expert-parallel", f"vllm serve {MOE} -tp 2 --enable-expert-paralel",
               "exits: unrecognized arguments: --enable-expert-paralel",
               "argparse via FlexibleArgumentParser (0.30.0)", {"MG004": "error"}, ("MG401",)),
+    # ------------------------------------------------------------ vLLM's demo server
+    Behaviour("demo-clean", f"python3 -m vllm.entrypoints.api_server --model {LLAMA} "
+              "--host 127.0.0.1 --port 8001 --tensor-parallel-size 1 --log-level info",
+              "starts the demo server (/health, /generate) on AsyncEngineArgs and its own "
+              "options", "vllm/entrypoints/api_server.py __main__ (0.8.5.post1)",
+              {}, ("MG004", "MG008", "MG016"), release="0.8.5"),
+    Behaviour("demo-unknown-flag", f"python3 -m vllm.entrypoints.api_server --model {LLAMA} "
+              "--tensor-paralel-size 2",
+              "exits: unrecognized arguments: --tensor-paralel-size 2",
+              "vllm/entrypoints/api_server.py __main__ -> FlexibleArgumentParser (0.10.2)",
+              {"MG004": "error"}, ("MG101",), release="0.10.2"),
+    Behaviour("demo-api-key", f"python3 -m vllm.entrypoints.api_server --model {LLAMA} "
+              "--api-key secret",
+              "exits: unrecognized arguments: --api-key secret (a front-end option of the "
+              "OpenAI server only)",
+              "vllm/entrypoints/api_server.py __main__; vllm/entrypoints/openai/cli_args.py "
+              "(0.24.0)", {"MG004": "error"}, ("MG016",), release="0.24.0"),
+    Behaviour("demo-served-model-name", f"python3 -m vllm.entrypoints.api_server --model {LLAMA} "
+              "--served-model-name llama",
+              "starts: --served-model-name is an engine argument (ModelConfig)",
+              "vllm/engine/arg_utils.py EngineArgs.add_cli_args (0.24.0)",
+              {}, ("MG004",), release="0.24.0"),
+    Behaviour("demo-positional-model", f"python3 -m vllm.entrypoints.api_server {LLAMA}",
+              "exits: unrecognized arguments (the demo's parser has no positional)",
+              "vllm/entrypoints/api_server.py __main__ (0.10.2; the OpenAI module ignores it)",
+              {"MG016": "error"}, release="0.10.2"),
+    Behaviour("demo-module-absent", f"python3 -m vllm.entrypoints.api_server --model {LLAMA} "
+              "--tensor-paralel-size 2",
+              "exits: No module named vllm.entrypoints.api_server (before any option is read)",
+              "the vllm 0.25.0, 0.25.1, 0.26.0, 0.33.0 wheels have no "
+              "vllm/entrypoints/api_server.py", {"MG004": "error"}, ("MG016", "MG101"),
+              release="0.25.1"),
+    Behaviour("demo-unpinned", f"python3 -m vllm.entrypoints.api_server --model {LLAMA}",
+              "runs only on vLLM 0.24 or earlier; nothing says which release runs",
+              "vllm/entrypoints/api_server.py (0.6.6.post1-0.24.0; absent from 0.25.0)",
+              {"MG004": "warning"}, ("MG016",), release=None),
+    Behaviour("demo-ssl-refresh-0.7", f"python3 -m vllm.entrypoints.api_server --model {LLAMA} "
+              "--enable-ssl-refresh",
+              "exits: unrecognized arguments (the demo has --enable-ssl-refresh from the 0.8 "
+              "line)", "vllm/entrypoints/api_server.py __main__ (0.7.3, 0.8.5.post1)",
+              {"MG004": "error"}, release="0.7.3"),
     # ------------------------------------------------------------ bind address
     Behaviour('llama-image-binds-all', "deploy.yaml",
               'the llama.cpp image sets LLAMA_ARG_HOST=0.0.0.0: the LoadBalancer reaches the API',

@@ -54,9 +54,15 @@ def test_conversion_of_one_action() -> None:
     record = {"names": ["--max-model-len"], "neg_names": [], "dest": "max_model_len",
               "positional": False, "is_bool": False, "takes_value": True, "nargs": None,
               "type": "int", "parser_type": "human_readable_int_or_auto", "nullable": False,
-              "choices": None, "default": None, "action": "_StoreAction"}
+              "choices": None, "default": None, "action": "_StoreAction",
+              "source": "vllm/engine/arg_utils.py (add_cli_args)"}
     assert script.option(record) == {"key": "max_model_len", "names": ["--max-model-len"],
                                      "type": "hrint_auto"}
+    # an option of the OpenAI server's front end, which the demo api_server module lacks
+    front = dict(record, names=["--port"], dest="port", parser_type="int", default=8000,
+                 source="vllm/entrypoints/openai/cli_args.py (add_cli_args)")
+    assert script.option(front) == {"key": "port", "names": ["--port"], "type": "int",
+                                    "default": 8000, "frontend": True}
     flag = dict(record, names=["--enable-lora"], neg_names=["--no-enable-lora"],
                 dest="enable_lora", is_bool=True, takes_value=False, nargs=0,
                 parser_type="BooleanOptionalAction", action="BooleanOptionalAction", default=False)

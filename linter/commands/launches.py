@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, List, Optional
 
 import typer
 
-from ..launch import VLLM, Launch
+from ..launch import VLLM, VLLM_DEMO, Launch
 from ..source import Span
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ def resolved(la: Launch, options: Options, fileset: FileSet) -> dict[str, Any] |
     d, _ = deployment(la, config_for(la.source.path, options.config).settings, options, fileset)
     inv = d.inv
     lay, g, model = d.layout, d.gpu, d.model
-    if la.engine != VLLM:
+    if la.engine not in (VLLM, VLLM_DEMO):
         return _facts(lay, g, model)
     memory: dict[str, Any] = dict.fromkeys(MEMORY_KEYS)
     length = None
@@ -117,12 +117,14 @@ def launch_dict(la: Launch, target_version: str | None = None,
         gpus = {"count": g.count, "origin": g.origin, "vendor": g.vendor,
                 "at": pos(g.span.start) if g.span else None}
     catalog = release = None
-    if la.engine == VLLM:
+    if la.engine in (VLLM, VLLM_DEMO):
         from ..engines import release_for
         from ..engines.catalog import choose_vllm_version
+        from ..engines.vllm_demo import choose
 
         requested, origin = release_for(la, target_version)
-        catalog = f"vllm {choose_vllm_version(requested).version}"
+        chosen = (choose if la.engine == VLLM_DEMO else choose_vllm_version)(requested)
+        catalog = f"{la.engine} {chosen.version}"
         release = {"requested": requested, "from": origin}
     else:
         from ..engines import ENGINES

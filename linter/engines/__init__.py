@@ -2,14 +2,15 @@
 rest of the linter may ask of each engine (``adapter.py``).
 
 ``ENGINES`` maps ``Launch.engine`` to its adapter; each engine's walker lives in its own module
-(vllm.py, llamacpp.py, rpc.py, sglang.py, sglang_router.py) and reads the flag catalogs (catalog.py).
+(vllm.py and its demo-server variant vllm_demo.py, llamacpp.py, rpc.py, sglang.py,
+sglang_router.py) and reads the flag catalogs (catalog.py).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import llamacpp, rpc, sglang, sglang_router, vllm
+from . import llamacpp, rpc, sglang, sglang_router, vllm, vllm_demo
 from .adapter import Engine
 from .invocation import Invocation, ModelRef, OptionValue, Setting
 
@@ -22,8 +23,9 @@ if TYPE_CHECKING:
 __all__ = ["ENGINES", "Engine", "Invocation", "ModelRef", "OptionValue", "Setting",
            "parse_launch", "release_for"]
 
-ENGINES: dict[str, Engine] = {e.name: e for e in (vllm.ENGINE, llamacpp.ENGINE, rpc.ENGINE,
-                                                  sglang.ENGINE, sglang_router.ENGINE)}
+ENGINES: dict[str, Engine] = {e.name: e for e in (vllm.ENGINE, vllm_demo.ENGINE, llamacpp.ENGINE,
+                                                  rpc.ENGINE, sglang.ENGINE,
+                                                  sglang_router.ENGINE)}
 
 
 def release_for(launch: Launch, target_version: str | None) -> tuple[str | None, str]:

@@ -73,6 +73,8 @@ class Engine:
     default_bind: Callable[["Deployment"], Bind | None]
     api_key_env: tuple[str, ...] = ()  # environment variables that set the API key
     api_key_settings: tuple[str, ...] = ()  # settings that set it besides `api_key`
+    # the flag that sets an API key, for hints; None: the server has no authentication at all
+    api_key_flag: str | None = "--api-key"
     # engine-specific download-cache variables, before the Hugging Face ones: (name, subdir)
     cache_env: tuple[tuple[str, str], ...] = ()
     download_dir_key: str | None = None  # the setting that names the download directory

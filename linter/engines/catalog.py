@@ -26,7 +26,9 @@ Option fields (compact: absent means null/false/empty):
 class); ``env``/``env_neg`` environment names (llama.cpp); ``repeatable`` every occurrence is
 kept (accumulates) instead of the last one winning; ``repeat: append`` the same for argparse
 ``append``; ``deprecated``/``removed`` a message; ``fields`` top-level keys of a JSON config
-object; ``path`` the value names a file; ``const`` the value of a bare ``nargs='?'`` flag.
+object; ``path`` the value names a file; ``const`` the value of a bare ``nargs='?'`` flag;
+``frontend`` (vLLM) registered by the OpenAI server's front end, not by
+``AsyncEngineArgs.add_cli_args`` (the demo server ``vllm.entrypoints.api_server`` lacks it).
 
 ``retired`` lists spellings the engine does not accept (removed, or only in other releases) with
 what to use instead; they make MG004 messages helpful.
@@ -89,6 +91,9 @@ class OptionSpec:
     fields: tuple[str, ...] | None = None
     path: bool = False
     const: Any = None
+    # vLLM: registered by the OpenAI server's front end (vllm serve's make_arg_parser and
+    # sub-command), not by AsyncEngineArgs.add_cli_args: the demo api_server lacks it
+    frontend: bool = False
 
     @property
     def takes_value(self) -> bool:

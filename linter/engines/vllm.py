@@ -11,7 +11,7 @@ vllm-notes.md §3 and §8, vllm-versions/README.md.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..findings import Finding, Severity
@@ -23,6 +23,7 @@ from .catalog import (
     FlagCatalog,
     Match,
     OptionSpec,
+    VersionChoice,
     choose_vllm_version,
     version_key,
     vllm_catalog,
@@ -55,8 +56,18 @@ def parse_vllm(launch: Launch, version: str | None,
     """``needed``: the rules that read each setting (MG009 names those an unresolved value
     skips)."""
     requested = version or (launch.version_pin.value if launch.version_pin else None)
-    choice = choose_vllm_version(requested)
-    catalog = vllm_catalog(choice.version)
+    return parse_with(launch, requested, choose_vllm_version(requested), needed, VLLM,
+                      vllm_catalog, _Walker)
+
+
+def parse_with(launch: Launch, requested: str | None, choice: VersionChoice,
+               needed: Mapping[str, tuple[str, ...]], engine: str,
+               catalog_of: Callable[[str], FlagCatalog], walker_class: type[_Walker],
+               assumed: bool | None = None) -> tuple[Invocation, list[Finding]]:
+    """Walk a launch against ``catalog_of(choice.version)`` (vLLM's entry points and the demo
+    server, engines/vllm_demo.py, which has a parser of its own).  ``assumed``: nothing pins
+    the release (by default: nothing is requested)."""
+    catalog = catalog_of(choice.version)
     b = Builder(launch, catalog, choice.version, needed)
     if choice.note is not None:
         versions = vllm_versions()
@@ -67,11 +78,11 @@ def parse_vllm(launch: Launch, version: str | None,
             hint="flags that changed between the two releases may be reported wrongly; "
                  f"catalogued: one release of each line from {versions[0]} to {versions[-1]}",
         )
-    walker = _Walker(launch, b, catalog, requested if choice.note is not None else None,
-                     requested if choice.note is None and requested and version_key(requested)
-                     else choice.version)
+    walker = walker_class(launch, b, catalog, requested if choice.note is not None else None,
+                          requested if choice.note is None and requested and
+                          version_key(requested) else choice.version)
     # nothing pins the release: verdicts that would flip under another release are warnings
-    walker.release_assumed = requested is None
+    walker.release_assumed = requested is None if assumed is None else assumed
     walker.entry_point()
     walker.walk()
     model = walker.finish_model()
@@ -81,7 +92,7 @@ def parse_vllm(launch: Launch, version: str | None,
         # the image's entrypoint for this release is unknown (api_server module or `vllm
         # serve`): how it takes the model is not judged (images.md)
         findings = [f for f in findings if f.code != "MG016"]
-    return b.build(VLLM, launch.entry, model), findings
+    return b.build(engine, launch.entry, model), findings
 
 
 def _describe(occ: OptionValue) -> str:
@@ -96,6 +107,10 @@ _LEVELS = ("0", "1", "2", "3")  # compilation levels a bare --compilation-config
 
 
 class _Walker(ModelMixin, ConfigMixin):
+    # the module a `python -m` launch of this parser runs, for messages
+    module = "vllm.entrypoints.openai.api_server"
+    help_hint = "run `vllm serve --help=all` for the flag list"
+
     def __init__(self, launch: Launch, b: Builder, catalog: FlagCatalog,
                  substitute_for: str | None, name: str) -> None:
         self.launch = launch
@@ -471,7 +486,7 @@ class _Walker(ModelMixin, ConfigMixin):
             suggestion = self.catalog.suggest(spelling)
             message = f"unknown flag {written}" + (
                 f"; did you mean {suggestion}?" if suggestion else "") + assumed
-            hint = None if suggestion else "run `vllm serve --help=all` for the flag list"
+            hint = None if suggestion else self.help_hint
         # did-you-mean is a guess at what was meant: an unsafe fix
         fix = replace_span(self.b.source, flag_span, written, suggestion,
                            f"Replace with {suggestion}", safe=False) \

@@ -49,6 +49,7 @@ class ModelMixin:
     words: tuple[Word, ...]
     name: str
     api_server: bool
+    module: str
     positional: list[Word]
     model_broken: bool
     greedy: tuple[str, Word] | None
@@ -208,16 +209,21 @@ class ModelMixin:
         )
         return True
 
+    def _rejects_positional(self) -> bool:
+        """Whether a positional word is "unrecognized arguments" (the module's parser has no
+        positional) rather than taken and ignored."""
+        return self.before(FIRST_IGNORING_RELEASE)
+
     def _api_server_model(self, flag_model: list[OptionValue]) -> ModelRef:
         for word in self.positional:
-            rejects = self.before(FIRST_IGNORING_RELEASE)
+            rejects = self._rejects_positional()
             behaviour = ("rejects it (unrecognized arguments)" if rejects else
                          "ignores it and serves --model (default "
                          f"{self._default_model()})")
             self.b.report(
                 "MG016", Severity.ERROR,
-                f"positional model `{word.text}` with python -m vllm.entrypoints.openai."
-                f"api_server: this entry point takes the model from --model and {behaviour}",
+                f"positional model `{word.text}` with python -m {self.module}: this entry "
+                f"point takes the model from --model and {behaviour}",
                 word.span,
                 hint=f"write --model {word.text}, or use `vllm serve {word.text}`",
             )

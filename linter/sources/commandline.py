@@ -22,12 +22,14 @@ from ..launch import (
     ENTRY_SGLANG_ROUTER_SERVER,
     ENTRY_SGLANG_SERVE,
     ENTRY_VLLM_API_SERVER,
+    ENTRY_VLLM_DEMO,
     ENTRY_VLLM_SERVE,
     LLAMA_SERVER,
     RPC_SERVER,
     SGLANG,
     SGLANG_ROUTER,
     VLLM,
+    VLLM_DEMO,
     Context,
     EnvVar,
     GpuRequest,
@@ -294,6 +296,11 @@ def find_launches(words: list[Word], scope: Scope) -> Found:
             if module == _API_SERVER_MODULE:
                 found.launches.append(_make(scope, VLLM, ENTRY_VLLM_API_SERVER, program,
                                             words[j + 2:], prefix=tuple(words[1:j + 2])))
+            elif module == ENTRY_VLLM_DEMO:
+                # vLLM's demo server (vllm/entrypoints/api_server.py `__main__`, 0.6.6.post1 to
+                # 0.24.0; no such module from 0.25.0): its own parser (engines/vllm_demo.py)
+                found.launches.append(_make(scope, VLLM_DEMO, ENTRY_VLLM_DEMO, program,
+                                            words[j + 2:], prefix=tuple(words[1:j + 2])))
             elif module == "sglang.launch_server":
                 # sglang/launch_server.py: prepare_server_args(sys.argv[1:]) (0.4.10.post2, 0.5.5)
                 found.launches.append(_make(scope, SGLANG, ENTRY_SGLANG_LAUNCH_SERVER, program,
@@ -438,7 +445,7 @@ def _make(
 ) -> Launch:
     context = scope.context
     pin = scope.version_pin
-    if pin is None and engine == VLLM and context.image is not None:
+    if pin is None and engine in (VLLM, VLLM_DEMO) and context.image is not None:
         # the image a command runs in pins the release even when the command is explicit
         image_entry = images.lookup(context.image.value)
         if image_entry is not None and image_entry.version is not None:

@@ -78,6 +78,8 @@ class OptionSpec:
     neg: tuple[str, ...] = ()
     nargs: int | Literal["?", "+", "*"] = 1
     type: ValueType = "str"
+    # a "json" value the release validates as a config class: only a JSON object is accepted
+    json_object: bool = False
     choices: tuple[str | int | None, ...] | None = None
     nullable: bool = False
     default: Any = None

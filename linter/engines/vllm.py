@@ -196,6 +196,10 @@ class _Walker(ModelMixin, ConfigMixin):
             if text.startswith("-O") and self._o_is_preprocessed():
                 i = self._optimization_level(i)
                 continue
+            if text.startswith("-O") and self._o_level_key() is not None and \
+                    self._compilation_level(i):
+                i += 1 if text != "-O" else 2
+                continue
             tok = classify(text)
             if tok is None or tok == NEGATIVE_NUMBER:
                 if text.startswith("-") and any(c.isspace() for c in text) and \
@@ -230,6 +234,49 @@ class _Walker(ModelMixin, ConfigMixin):
     def _o_is_preprocessed(self) -> bool:
         """`-O`, `-O3`, `-O=3` are vLLM's pre-processed optimization level (not argparse)."""
         return self.catalog.lookup("-O") is None and "optimization_level" in self.catalog.by_key
+
+    def _o_level_key(self) -> str | None:
+        """The CompilationConfig field `-O3`, `-O=3` and `-O 3` set in a release whose parser
+        rewrites them before argparse; None where it does not.  FlexibleArgumentParser.
+        parse_args: `-O<n>` / `-O=<n>` become `-O.level=<n>` and `-O <0-3>` `-O.level <n>`
+        (vllm/utils/__init__.py, 0.9.2 and 0.10.2), `-O.mode` from 0.11 (vllm/utils/
+        argparse_utils.py, 0.11.2); up to 0.8.5 argparse reads `-O3` itself and
+        CompilationConfig.from_cli takes the bare level (vllm/config.py, 0.8.5.post1); from 0.12
+        `-O` is the optimization level (``_optimization_level``)."""
+        match = self.catalog.lookup("-O")
+        if match is None or match.option.key != "compilation_config" or \
+                not match.option.json_object:
+            return None
+        return "mode" if not self.before("0.11.2") else "level"
+
+    def _compilation_level(self, i: int) -> bool:
+        """Read `-O3`, `-O=3`, `-O 3` as the compilation level (see ``_o_level_key``); False
+        for every other `-O` word (a JSON value, `-O.key`), which argparse reads."""
+        word = self.words[i]
+        text = word.text
+        if text == "-O":
+            nxt = self.words[i + 1] if i + 1 < len(self.words) else None
+            if nxt is None or nxt.text not in ("0", "1", "2", "3"):
+                return False
+            value_word, start = nxt, 0
+        elif len(text) > 2 and text[2] != ".":
+            value_word, start = word, 3 if text[2] == "=" else 2
+        else:
+            return False
+        key = self._o_level_key()
+        assert key is not None
+        spec = self.catalog.by_key["compilation_config"]
+        value_span = value_word.sub(start)
+        raw = value_word.text[start:]
+        flag_span = word.sub(0, 2) if value_word is word else word.span
+        if self.b.unresolved_in(value_word, value_span):
+            self.b.report_unresolved(spec, self.b.unresolved_in(value_word, value_span))
+            self._unknown(spec, "-O", flag_span, subkeys=(key,), value_span=value_span)
+            return True
+        self.b.add(OptionValue(key=spec.key, spelling="-O", flag_span=flag_span,
+                               value_span=value_span, raw=raw, value=_dotted_scalar(raw),
+                               subkeys=(key,)))
+        return True
 
     def _optimization_level(self, i: int) -> int:
         word = self.words[i]

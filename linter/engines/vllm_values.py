@@ -170,11 +170,15 @@ def _convert(spec: OptionSpec, raw: str) -> tuple[Any, str | None]:
 
 
 def _json_fields(spec: OptionSpec, raw: str) -> str | None:
-    if not spec.fields:
+    if not spec.fields and not spec.json_object:
         return None
     value = parse_json(raw)
     if not isinstance(value, dict):
+        # a config class is read with TypeAdapter(<Class>).validate_json (vllm/engine/
+        # arg_utils.py get_kwargs parse_dataclass, 0.9.2 and 0.33.0), which only an object passes
         return f"expected a JSON object, got '{raw}'"
+    if not spec.fields:
+        return None
     for key in value:
         if key not in spec.fields:
             from difflib import get_close_matches  # only for a did-you-mean

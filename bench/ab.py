@@ -59,7 +59,10 @@ def package_dir(tree: Path) -> Path:
         for entry in src.iterdir():
             if entry.name != "__pycache__":
                 _link(pkg / entry.name, entry)
-    subprocess.run([PYTHON, "-m", "compileall", "-q", str(site)], check=False,
+    # compileall does not enter symlinked directories: the tree's own folders are compiled too
+    # (else the subpackages of one tree would be compiled from source on every start)
+    subprocess.run([PYTHON, "-m", "compileall", "-q", str(site),
+                    *(str(tree / part) for part in LAYOUT)], check=False,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return site
 

@@ -5,10 +5,10 @@ name normalisation, precision hints in names, LoRA modules, and a local ``config
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Mapping
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 from .data import CatalogError, _catalog, _first_error, _frozen
@@ -208,16 +208,16 @@ def lora_modules(shape: ModelShape) -> dict[str, tuple[int, int]] | None:
 CONFIG_JSON_MAX_BYTES = 4 * 1024 * 1024
 
 
-def read_local_config(dir_path: str | Path) -> ModelShape | None:
+def read_local_config(dir_path: str) -> ModelShape | None:
     """A shape from the ``config.json`` in ``dir_path`` (None when absent or unusable).
 
     The parameter count is estimated from the shape (embeddings, attention, MLP or experts).
     """
     from .. import bounds, safeio
 
-    path = Path(dir_path) / "config.json"
+    path = os.path.join(dir_path, "config.json")
     try:  # regular file, size and nesting limits (linter/safeio.py)
-        cfg = safeio.loads_json(safeio.read_text(str(path), CONFIG_JSON_MAX_BYTES))
+        cfg = safeio.loads_json(safeio.read_text(path, CONFIG_JSON_MAX_BYTES))
     except safeio.SideFileError:
         return None
     if not isinstance(cfg, dict):
@@ -227,7 +227,8 @@ def read_local_config(dir_path: str | Path) -> ModelShape | None:
     if isinstance(text, dict):
         cfg = {**{k: v for k, v in cfg.items() if k != "text_config"}, **text}
     try:
-        shape = _shape_from_config(cfg, Path(dir_path).name or str(dir_path), lengths)
+        shape = _shape_from_config(cfg, os.path.basename(os.path.normpath(dir_path)) or
+                                   str(dir_path), lengths)
     except (TypeError, ValueError, KeyError, ArithmeticError, RecursionError):  # ValueError:
         # pydantic's ValidationError too
         return None  # ArithmeticError: zero heads, 1e400, huge integers as floats

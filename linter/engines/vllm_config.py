@@ -4,7 +4,7 @@ vllm/utils/argparse_utils.py 0.30.0): keys become flags, command-line values win
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 from typing import TYPE_CHECKING, Any
 
 from ..findings import Severity
@@ -55,10 +55,10 @@ class ConfigMixin:
     def _load_yaml(self, word: Word) -> dict[str, Any] | None:
         # Files named inside a manifest are read only relative to it (DECISIONS.md "The file set")
         src = self.launch.source.path
-        if src.startswith("<") or src == "-" or Path(word.text).is_absolute():
+        if src.startswith("<") or src == "-" or os.path.isabs(word.text):
             return None
-        path = Path(src).parent / word.text
-        if not path.exists():
+        path = os.path.join(os.path.dirname(src), word.text)
+        if not os.path.exists(path):
             return None
         from .. import safeio
 

@@ -4,12 +4,12 @@ half-up (2.125 → "2.13"), where Python's format rounds the binary value half-e
 from __future__ import annotations
 
 import math
-from decimal import ROUND_HALF_UP, Context, Decimal
 from functools import lru_cache
 
-# enough digits for any finite double (up to ~1.8e308) with its decimals: quantize fails beyond
-# the default context's 28 digits (a 1e26 share of a split did)
-_WIDE = Context(prec=400)
+# decimal is imported when a number is first printed (3 ms of start-up, and a clean file
+# prints none).  Enough digits for any finite double (up to ~1.8e308) with its decimals:
+# quantize fails beyond the default context's 28 digits (a 1e26 share of a split did)
+_WIDE_PREC = 400
 
 
 def fixed(value: float, digits: int) -> str:
@@ -26,9 +26,11 @@ def fixed(value: float, digits: int) -> str:
 def _fixed(shortest: str, digits: int) -> str:
     """The memory findings print the same few numbers on every launch of a file (the card, the
     weights): a Decimal quantize per number was a tenth of the per-launch budget."""
+    from decimal import ROUND_HALF_UP, Context, Decimal
+
     quantum = Decimal(1).scaleb(-digits)
-    return format(Decimal(shortest).quantize(quantum, rounding=ROUND_HALF_UP, context=_WIDE),
-                  "f")
+    return format(Decimal(shortest).quantize(quantum, rounding=ROUND_HALF_UP,
+                                             context=Context(prec=_WIDE_PREC)), "f")
 
 
 def percent(share: float, digits: int = 1) -> str:

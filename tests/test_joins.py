@@ -375,3 +375,42 @@ def test_llmisvc_config_command_replaces_the_presets(capsys: pytest.CaptureFixtu
     (alone,) = _launches(capsys, cfg)
     assert alone["context"]["object"] == "LLMInferenceServiceConfig/vllm-api-server"
     assert "MG101" not in _run(capsys, cfg)
+
+
+def test_llmisvc_prefill_needs_the_services_own_prefill(
+        tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The prefill preset (config-llm-prefill-template.yaml, v0.20.0) reads
+    `.Spec.Prefill.KVCacheOffloading` of the service with no nil guard: a prefill workload
+    only a config states makes the template fail, and nothing runs."""
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text("apiVersion: serving.kserve.io/v1alpha2\nkind: LLMInferenceServiceConfig\n"
+                   "metadata: {name: pd}\nspec:\n  template:\n    containers:\n"
+                   "      - {name: main, image: vllm/vllm-openai:v0.10.2}\n"
+                   "  prefill:\n    template:\n      containers:\n"
+                   "        - {name: main, image: vllm/vllm-openai:v0.10.2}\n")
+    svc = tmp_path / "svc.yaml"
+    base = ("apiVersion: serving.kserve.io/v1alpha2\nkind: LLMInferenceService\n"
+            "metadata: {name: pd-8b}\nspec:\n"
+            "  model: {uri: hf://meta-llama/Llama-3.1-8B-Instruct}\n  baseRefs: [{name: pd}]\n")
+    svc.write_text(base)
+    assert [la["context"]["object"] for la in _launches(capsys, str(cfg), str(svc))] == [
+        "LLMInferenceServiceConfig/pd", "LLMInferenceServiceConfig/pd"]  # read alone
+    svc.write_text(base + "  prefill:\n    parallelism: {tensor: 2}\n    template:\n"
+                   "      containers:\n        - name: main\n"
+                   "          resources: {limits: {nvidia.com/gpu: \"2\"}}\n")
+    launches = _launches(capsys, str(cfg), str(svc))
+    by_role = {la["context"]["role"]: la for la in launches}
+    assert sorted(by_role) == ["decode", "prefill"]
+    assert by_role["prefill"]["gpus"]["count"] == 2
+    assert ("--tensor-parallel-size=2", "8:27") in _words(by_role["prefill"])  # its file
+    assert by_role["decode"]["context"]["image"] == "vllm/vllm-openai:v0.10.2"
+
+
+def test_llmisvc_joins_in_a_walked_directory(capsys: pytest.CaptureFixture[str]) -> None:
+    launches = _launches(capsys, DIR)
+    objects = [la["context"]["object"] for la in launches]
+    for name in ("granite-8b", "own-args", "config-args", "mistral-small", "llama-70b",
+                 "llama-70b-tp4"):
+        assert objects.count(f"LLMInferenceService/{name}") == 1, objects
+    # the service whose second config is in no file gives none
+    assert "LLMInferenceService/llama-8b" not in objects

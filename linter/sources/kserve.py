@@ -245,14 +245,17 @@ def extract_llmisvc(doc: Doc, root: Any, base: Context, found: Found,
     name_layer, name = _last(resolved, "model", "name")
     if not is_scalar(name):
         name_layer, name = svc, get(root, "metadata", "name")
-    for wpath, pod_key, role, preset in _pods(resolved, joined=configs is not None):
+    pods = _pods(resolved, joined=configs is not None)
+    if configs is not None and any(
+            not is_map(get(spec, *wpath)) or (
+                preset != "single" and get(get(spec, *wpath), "parallelism") is None)
+            for wpath, _, _, preset in pods):
+        # a preset's template reads .Spec.Prefill… / .Spec.Parallelism.Expert of the service
+        # without a nil guard: text/template fails on the nil pointer, ReplaceVariables
+        # returns the error and no pod of the service runs
+        return
+    for wpath, pod_key, role, preset in pods:
         workload = get(spec, *wpath)
-        if configs is not None and (not is_map(workload) or (
-                preset != "single" and get(workload, "parallelism") is None)):
-            # the preset's template reads .Spec.Prefill… / .Spec.Parallelism.Expert of the
-            # service without a nil guard: text/template fails on the nil pointer, the
-            # controller merges nothing and no pod runs
-            continue
         clayers = [(la, c) for la in layers
                    if (c := _main_container(get(la.spec, *wpath, pod_key))) is not None]
         # a `command` replaces the preset's whole (no patch strategy): the last spec's

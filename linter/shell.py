@@ -131,6 +131,12 @@ _DQ_PLAIN = re.compile(r"[^\\$]+")  # inside double quotes: neither an escape no
 _ANSI_PLAIN = re.compile(r"[^\\]+")
 _ARRAY_ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(\+?)=$")
 _DECLARATIONS = {"export", "declare", "local", "readonly", "typeset"}
+# A placeholder of documentation (`--dist-init-addr <MASTER_NODE_IP>`): `<` NAME `>` with
+# nothing between, at a word's start or after `=`, `:`, `/`, `@`, and ending the word or
+# followed by `:`/`/`; as shell it would read NAME and write the next word, which no launch means
+_PLACEHOLDER = re.compile(r"<([A-Za-z][A-Za-z0-9_.-]*)>")
+_BEFORE_PLACEHOLDER = frozenset(" \t\n=:/@")
+_AFTER_PLACEHOLDER = frozenset(" \t\r\n\\:/")
 # a default/alternative word the linter reads literally: no quotes, escapes or expansions
 _LITERAL_WORDS = re.compile(r"^[^'\"\\$`]*$")
 
@@ -529,6 +535,16 @@ def split_commands(text: str, resolve: Resolver | None = None,
                 # bash array assignment: the words up to `)` are its elements
                 wb = _WordBuilder()
                 array, array_words = (m.group(1), bool(m.group(2))), []
+                continue
+        if ttype == "OP" and value == "<" and not pending_redirect and not heredoc_next:
+            m = _PLACEHOLDER.match(text, start)
+            if m is not None and (start == 0 or text[start - 1] in _BEFORE_PLACEHOLDER) and \
+                    (m.end() == len(text) or text[m.end()] in _AFTER_PLACEHOLDER):
+                # `<MASTER_NODE_IP>`, `http://<HOST>:8000`: a documentation placeholder, not
+                # an input and an output redirection; read as a value nobody set, like $VAR
+                wb.add(m.group(0), start)
+                wb.unresolved.append(VarRef(m.group(1), Span(start, m.end())))
+                skip_until = m.end()
                 continue
         if ttype == "PLAIN" or ttype == "DOLLAR" or ttype == "HASH":
             wb.add(value, start)

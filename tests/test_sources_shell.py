@@ -137,3 +137,25 @@ def test_eval_of_an_unrendered_template_is_not_read(capsys, tmp_path):
     one = 'eval "exec vllm serve /mnt/models {{ if .T }}--tensor-parallel-size {{ .T }}{{ end }}"\n'
     assert _launches(capsys, tmp_path, several) == []
     assert _launches(capsys, tmp_path, one) == []
+
+
+def test_angle_bracket_placeholder_is_an_unset_value(capsys, tmp_path):
+    # documentation writes `<MASTER_NODE_IP>` for a value to fill in: one word nobody set, not
+    # an input redirection plus an output redirection eating the next word (`--host`), so the
+    # flag before it keeps its value and no MG005 "needs a value" is reported
+    script = ("python3 -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct "
+              "--tp 2 --nnodes 2 --node-rank 0 --dist-init-addr <MASTER_NODE_IP>\n"
+              f"vllm serve {MODEL} --host <HOST_IP> --port 8000 \\\n"
+              "  --api-key http://<KEY>:1/x\n")
+    sgl, vllm = _launches(capsys, tmp_path, script)
+    assert _argv(sgl)[-2:] == ["--dist-init-addr", "<MASTER_NODE_IP>"]
+    assert _argv(vllm) == [MODEL, "--host", "<HOST_IP>", "--port", "8000", "--api-key",
+                           "http://<KEY>:1/x"]
+    assert "MG005" not in _lint(capsys, tmp_path, script)
+
+
+def test_real_redirections_stay_redirections(capsys, tmp_path):
+    # `<in.txt >out.log` and `<in>out` are what the shell reads: redirections, not words
+    (la,) = _launches(capsys, tmp_path, f"vllm serve {MODEL} -tp 2 <in.txt >out.log\n"
+                                         f"cat <in>out\n")
+    assert _argv(la) == [MODEL, "-tp", "2"]

@@ -544,21 +544,30 @@ def extract_llmisvc_config(doc: Doc, root: Any, index: int, found: Found, servic
         return True
     if not regions:
         return False
+    # the config's own document is composed again, not the whole text: an install manifest
+    # of 3.5 MB holds eight configs (kserve install/v0.16.0/kserve.yaml: 60 s when each
+    # rendering recomposed every document)
+    start = root.start_mark.index
+    lo = text.rfind("\n", 0, start) + 1
+    if text[lo:start].strip():
+        lo = 0  # the root starts after other text on its line: compose the whole text
+    whole = Doc(doc.source, text, doc.base)
+    inner = whole.region(lo, root.end_mark.index) if lo else whole
     try:
-        rendered = list(compose_documents(text))
+        rendered = list(compose_documents(inner.text))
     except YamlError:
         rendered = []
-    if index >= len(rendered) or rendered[index].start_mark.index != root.start_mark.index:
+    at = 0 if lo else index
+    if at >= len(rendered) or rendered[at].start_mark.index + lo != start:
         if obj is not None:
             obj.usable = False  # its placeholders are not YAML: what it merges is not known
         return False
-    inner = Doc(doc.source, text, doc.base)
     local = Found()
-    extract_object(inner, rendered[index], local, services, hpas, ignores)
+    extract_object(inner, rendered[at], local, services, hpas, ignores)
     spans = [(doc.offset(lo), doc.offset(hi - 1) + 1, action, _placeholder(doc.text[lo:hi]),
               doc.text[lo:hi]) for lo, hi, action in regions if hi - lo >= 5]
     if obj is not None:
-        obj.doc, obj.root, obj.spans = inner, rendered[index], spans
+        obj.doc, obj.root, obj.spans = inner, rendered[at], spans
     for la in local.launches:
         found.launches.append(replace(
             la, operator="KServe",

@@ -41,6 +41,12 @@ class Doc:
     def offset(self, index: int) -> int:
         return index if self.base is None else self.base.start(index)
 
+    def region(self, i: int, j: int) -> "Doc":
+        """Characters [i, j) of the text as a document of their own, at the same file
+        positions (one YAML document of a large file composed alone)."""
+        base = CharMap(i, j - i, tail=j) if self.base is None else self.base.slice(i, j)
+        return Doc(self.source, self.text[i:j], base)
+
 
 def is_map(node: Any) -> bool:
     return node is not None and type(node).__name__ == "MappingNode"

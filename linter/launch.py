@@ -89,6 +89,16 @@ class Port:
     unresolved: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class HttpProbe:
+    """A probe that sends GET to a path of the container (Kubernetes ``httpGet``)."""
+
+    kind: str  # "readinessProbe", "startupProbe", "livenessProbe"
+    path: str
+    port: str | None  # as written: a number or a container port's name
+    span: Span  # the path
+
+
 # GKE's TPU node labels (cloud.google.com/gke-tpu-accelerator: tpu-v5-lite-podslice,
 # cloud.google.com/gke-tpu-topology: 2x4) and the images vLLM publishes for TPUs
 TPU_TOPOLOGY_LABEL = "cloud.google.com/gke-tpu-topology"
@@ -118,6 +128,7 @@ class Context:
     shm: Located | None = None  # what provides a large /dev/shm ("emptyDir Memory", "ipc: host" …)
     shm_size_bytes: int | None = None
     probes: tuple[str, ...] = ()  # "readinessProbe", "startupProbe", "livenessProbe", "healthcheck"
+    http_probes: tuple[HttpProbe, ...] = ()  # the probes among them that GET a path
     ports: tuple[Port, ...] = ()
     host_network: Located | None = None  # `hostNetwork: true`, compose `network_mode: host`
     volumes: Mapping[str, Located] = field(default_factory=dict)  # mount path -> volume kind

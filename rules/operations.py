@@ -357,6 +357,52 @@ def warmup_disabled(d: Deployment) -> Iterator[Finding]:
         hint="remove --no-warmup for serving deployments",
     )
 
+@rule("MG706", "probe-path-not-served", Severity.ERROR,
+      "an HTTP probe on a path the engine does not answer: the probe always fails",
+      # port and root_path are read without `reads`, as MG605/MG606 read the port: an
+      # unresolved --port would otherwise name MG706 in MG009 for every HTTP engine
+      needs={HTTP_API})
+def probe_path_not_served(d: Deployment) -> Iterator[Finding]:
+    """
+    What it does: compares the path of a Kubernetes `httpGet` probe on the engine's port with
+    the paths the server answers to GET, for servers whose routes are few and fixed: vLLM's
+    demo server (`python -m vllm.entrypoints.api_server`) has `GET /health` (and FastAPI's
+    `/docs`, `/redoc`, `/openapi.json`); `/generate` takes POST only, and there is no
+    `/v1/models`, `/metrics` or `/ping`.
+
+    Why is this bad? The kubelet counts a probe as passed only for a status from 200 to 399;
+    the server answers 404 (405 for `/generate`), so the probe fails every time: a readiness
+    probe keeps the pod out of its Service forever, a liveness or startup probe restarts the
+    container in a loop. The paths come from vllm/entrypoints/api_server.py
+    (`@app.get("/health")`, `@app.post("/generate")`, 0.6.6.post1 to 0.24.0).
+
+    Use instead: probe `/health`.
+    """
+    routes = d.adapter.get_routes
+    if routes is None or not d.launch.serves_api or not d.context.http_probes:
+        return
+    root = d.inv.setting("root_path")
+    port = d.inv.port
+    if root.given or not root.known or not port.known:
+        return  # a root path changes which paths match; an unknown port may be the probe's
+    number = port.value if isinstance(port.value, int) else d.adapter.default_port
+    outcome = {"readinessProbe": "the pod never becomes ready and gets no traffic",
+               "startupProbe": "the container is restarted before it ever starts",
+               "livenessProbe": "the container is restarted over and over"}
+    for probe in d.context.http_probes:
+        if probe.port is None or not probe.port.isdigit() or int(probe.port) != number:
+            continue  # another port, or a named port: not judged
+        path = probe.path.split("?", 1)[0]
+        if path in routes:
+            continue
+        yield probe_path_not_served.finding(
+            f"{probe.kind} sends GET {path}, which {d.adapter.display} does not serve (it "
+            f"answers GET on {', '.join(routes)}): the probe fails every time, so "
+            f"{outcome.get(probe.kind, 'the probe never passes')}",
+            d.source, probe.span, hint=f"probe {routes[0]}",
+            related=(Related(d.source, d.program_span, "the server starts here"),),
+        )
+
 
 RULES: list[Rule] = [missing_shm, missing_readiness_probe, cold_start_download,
-                     hpa_on_gpu_utilization, warmup_disabled]
+                     hpa_on_gpu_utilization, warmup_disabled, probe_path_not_served]

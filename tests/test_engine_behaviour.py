@@ -21,6 +21,14 @@ from mgpu_lint.cli import main
 
 LLAMA = "meta-llama/Llama-3.1-8B-Instruct"
 MOE = "Qwen/Qwen3-30B-A3B"
+# a Deployment running vLLM's demo server with a readiness probe on {path}
+_DEMO_POD = ("apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: d}}\nspec:\n  selector: "
+            "{{matchLabels: {{app: d}}}}\n  template:\n    metadata: {{labels: {{app: d}}}}\n"
+            "    spec:\n      containers:\n      - name: d\n        image: "
+            "vllm/vllm-openai:v0.9.2\n        command: [python3, -m, "
+            "vllm.entrypoints.api_server, --model, " + LLAMA + "]\n        "
+            "readinessProbe: {{httpGet: {{path: {path}, port: 8000}}}}\n        resources: "
+            "{{limits: {{nvidia.com/gpu: 1}}}}\n")
 
 
 @dataclass(frozen=True)
@@ -376,6 +384,14 @@ TABLE: list[Behaviour] = [
               "exits: unrecognized arguments (the demo has --enable-ssl-refresh from the 0.8 "
               "line)", "vllm/entrypoints/api_server.py __main__ (0.7.3, 0.8.5.post1)",
               {"MG004": "error"}, release="0.7.3"),
+    Behaviour("demo-probe-v1-models", "pod.yaml",
+              "answers 404 to GET /v1/models: the kubelet's probe fails (200-399 passes)",
+              "vllm/entrypoints/api_server.py routes /health (GET), /generate (POST) (0.9.2); "
+              "Kubernetes pkg/probe/http DoHTTPProbe", {"MG706": "error"},
+              files={"pod.yaml": _DEMO_POD.format(path="/v1/models")}),
+    Behaviour("demo-probe-health", "pod.yaml", "answers 200 to GET /health",
+              "vllm/entrypoints/api_server.py health (0.9.2)", {}, ("MG706", "MG702"),
+              files={"pod.yaml": _DEMO_POD.format(path="/health")}),
     # ------------------------------------------------------------ bind address
     Behaviour('llama-image-binds-all', "deploy.yaml",
               'the llama.cpp image sets LLAMA_ARG_HOST=0.0.0.0: the LoadBalancer reaches the API',

@@ -75,6 +75,9 @@ class Engine:
     api_key_settings: tuple[str, ...] = ()  # settings that set it besides `api_key`
     # the flag that sets an API key, for hints; None: the server has no authentication at all
     api_key_flag: str | None = "--api-key"
+    # the paths the server answers to GET, where they are few and fixed (vLLM's demo server);
+    # None: not listed, and no probe's path is judged
+    get_routes: tuple[str, ...] | None = None
     # engine-specific download-cache variables, before the Hugging Face ones: (name, subdir)
     cache_env: tuple[tuple[str, str], ...] = ()
     download_dir_key: str | None = None  # the setting that names the download directory

@@ -239,4 +239,9 @@ ENGINE = replace(
     parse=parse_demo, catalog=demo_catalog, default_bind=_default_bind,
     # no authentication of any kind (no --api-key, VLLM_API_KEY unread)
     api_key_env=(), api_key_flag=None,
+    # GET routes: @app.get("/health") (/generate is @app.post) in vllm/entrypoints/api_server.py
+    # (0.6.6.post1-0.24.0), and the ones `app = FastAPI()` adds with its defaults: openapi_url
+    # "/openapi.json", docs_url "/docs", swagger_ui_oauth2_redirect_url "/docs/oauth2-redirect",
+    # redoc_url "/redoc" (fastapi/applications.py FastAPI.__init__ and setup, 0.165.0)
+    get_routes=("/health", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"),
 )

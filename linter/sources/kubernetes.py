@@ -12,7 +12,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..launch import Context, EnvVar, GpuRequest, HpaInfo, Located, Port, ServiceInfo
+from ..launch import (
+    Context,
+    EnvVar,
+    GpuRequest,
+    HpaInfo,
+    HttpProbe,
+    Located,
+    Port,
+    ServiceInfo,
+)
 from ..source import MapBuilder, Span, VarRef, Word
 from .commandline import Found, Scope, find_launches, launch_from_image, parse_size
 from .kserve import LLMISVC_CONFIG_KINDS, LLMISVC_KINDS, MAIN_CONTAINER, PRESET_PROBES, PRESET_SHM
@@ -376,6 +385,10 @@ def _extract_container(doc: Doc, container: Any, ctx: Context,
                               "containerPort"))
     probes = tuple(k for k in ("readinessProbe", "startupProbe", "livenessProbe")
                    if get(container, k) is not None)
+    http_probes = tuple(
+        HttpProbe(k, node.value, get_str(container, k, "httpGet", "port"), doc.span(node))
+        for k in probes for node in (get(container, k, "httpGet", "path"),)
+        if is_scalar(node) and isinstance(node.value, str))
     image = (Located(image_node.value, doc.span(image_node), doc.source)
              if is_scalar(image_node) else None)
     if ctx.object_kind in (*LLMISVC_KINDS, *LLMISVC_CONFIG_KINDS) and is_scalar(name_node) and \
@@ -395,6 +408,7 @@ def _extract_container(doc: Doc, container: Any, ctx: Context,
         shm=shm if shm is not None or not ctx.ray_cluster else Located("KubeRay pod"),
         shm_size_bytes=shm_bytes,
         probes=probes,
+        http_probes=http_probes,
         ports=tuple(ports),
         volumes=mounts,
     )

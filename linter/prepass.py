@@ -105,6 +105,12 @@ _ROUTER_ONLY = re.compile(
     r"|(?:\bsglang-router|\bsmg|-m[\"',\s]+sglang_router)[\"',\s]+launch\b")
 
 
+def names_engine(text: str) -> bool:
+    """Whether ``text`` names an engine where a launch would be written (``engine_mention``
+    for text that is not Markdown)."""
+    return _first_mention(text) is not None
+
+
 def _first_mention(text: str) -> tuple[int, int] | None:
     if _ROUTER_ONLY.search(text):
         return None

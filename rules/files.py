@@ -33,7 +33,9 @@ RULES: list[Rule] = [
         "YAML that does not parse (the position of the error)",
         """
         The file (or a YAML block of a Markdown file) is not valid YAML, so nothing in it can be
-        checked — and `kubectl apply` or `docker compose up` would refuse it too. The finding
+        checked — and `kubectl apply` or `docker compose up` would refuse it too. A Markdown
+        block is reported only when it names an engine: docs elide what does not matter
+        (`...`, `{username}/image`), and a block that names none can hold no launch. The finding
         points where the parser stopped. Documents nested deeper than 1,000 levels are refused
         as well (the YAML parser cannot handle them safely).
         """,

@@ -111,17 +111,19 @@ def _add(result: FileResult, found: Found, pin: Located | None) -> None:
     result.findings.extend(found.findings)
 
 
-def extract_yaml(doc: Doc, result: FileResult) -> None:
+def extract_yaml(doc: Doc, result: FileResult, syntax_errors: bool = True) -> None:
     """All documents of a YAML text: Kubernetes objects and compose files.
 
     Template syntax inside strings (`{{ … }}` in a script or a chat template) is valid YAML and
     the file is linted; only a file that fails to parse because of templates is a Helm template
-    (MG011 instead of a YAML syntax error).
+    (MG011 instead of a YAML syntax error).  ``syntax_errors`` False: a text that does not parse
+    gives neither (a Markdown block that names no engine: see sources/markdown.py).
     """
     found = Found()
     bare = _BARE_TEMPLATE.search(doc.text) if "{{" in doc.text else None
     if bare is not None:
-        _helm_finding(doc, result, bare.start() + bare.group(0).rfind("{{"))
+        if syntax_errors:
+            _helm_finding(doc, result, bare.start() + bare.group(0).rfind("{{"))
         return
     roots: list = []
     kserve_before = len(result.kserve)
@@ -166,8 +168,12 @@ def extract_yaml(doc: Doc, result: FileResult) -> None:
         exc = error
         helm = _helm_marker(doc.text)
         if helm is not None:
-            _helm_finding(doc, result, helm)
+            if syntax_errors:
+                _helm_finding(doc, result, helm)
             del result.kserve[kserve_before:]  # nothing of this text is read
+            return
+        if not syntax_errors:
+            _add(result, found, None)
             return
         offset = min(exc.offset, len(doc.text))
         message = f"YAML syntax error: {exc.message}"

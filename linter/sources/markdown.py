@@ -242,4 +242,9 @@ def _read_block(source: SourceFile, result: "FileResult", lang: str,
         _add(result, found, None)
     elif lang in YAML_LANGS:
         word = _segment(lines)
-        extract_yaml(Doc(source, word.text, word.cmap), result)
+        # a YAML block that names no engine is a doc's illustration, often elided (`...`,
+        # `{username}/image`): it can hold no launch, so its syntax is not reported
+        from ..prepass import names_engine
+
+        extract_yaml(Doc(source, word.text, word.cmap), result,
+                     syntax_errors=names_engine(word.text))

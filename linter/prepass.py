@@ -13,7 +13,8 @@ matter" loses findings. ``tests/test_prepass.py`` checks it against every fixtur
 when it is beside the repository): no file that yields a finding is skipped.
 
 A file whose every YAML document is a CustomResourceDefinition is skipped even when its schema
-text names an engine: a CRD declares a type, it never runs a container.
+text names an engine: a CRD declares a type, it never runs a container.  In a file that mixes
+them (an install bundle), the CRD documents are blanked before composition (``without_crds``).
 """
 
 from __future__ import annotations
@@ -48,6 +49,39 @@ def may_matter(text: str, kind: str) -> bool:
     if kind == "yaml" and "CustomResourceDefinition" in text and _only_crds(text):
         return "mgpu-lint" in text
     return _MAY_MATTER.search(text) is not None
+
+
+_DOC_MARKER = re.compile(r"^(?:---|\.\.\.)", re.M)
+_ROOT_KIND = re.compile(r"^kind:", re.M)
+
+
+def without_crds(text: str) -> str:
+    """``text`` with each CustomResourceDefinition document of a multi-document file blanked
+    (every character but line breaks a space, so offsets and lines stay), for composition: an
+    install bundle is megabytes of CRD schemas around a few workloads, and a CRD runs no
+    container.  A document is blanked only when its one root `kind:` is the CRD's and nothing in
+    it could be another document or a directive (`---`, `...`, `mgpu-lint`)."""
+    if "CustomResourceDefinition" not in text:
+        return text
+    bounds = [m.start() for m in _DOC_SEPARATOR.finditer(text)]
+    if not bounds:
+        return text
+    starts = [0, *[text.find("\n", b) + 1 or len(text) for b in bounds]]
+    ends = [*bounds, len(text)]
+    parts: list[str] = []
+    last = 0
+    for lo, hi in zip(starts, ends):
+        chunk = text[lo:hi]
+        if _CRD_KIND.search(chunk) is None or len(_ROOT_KIND.findall(chunk)) != 1 or \
+                _DOC_MARKER.search(chunk) is not None or "mgpu-lint" in chunk:
+            continue
+        parts.append(text[last:lo])
+        parts.append(re.sub(r"[^\n]", " ", chunk))
+        last = hi
+    if not parts:
+        return text
+    parts.append(text[last:])
+    return "".join(parts)
 
 
 def _only_crds(text: str) -> bool:

@@ -100,3 +100,21 @@ def test_operator_kinds_that_start_an_engine_are_kept(text: str, tmp_path: Path)
                                   "DynamoComponentDeployment", "RayCluster", "RayJob"])
 def test_kinds_that_can_hold_a_launch_are_kept(kind: str) -> None:
     assert may_matter(f"apiVersion: example/v1\nkind: {kind}\nspec: {{}}\n", "yaml")
+
+
+def test_crd_documents_are_blanked_for_composition_only() -> None:
+    from mgpu_lint.prepass import without_crds
+
+    crd = ("apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n"
+           "metadata: {name: x.example.com}\nspec:\n  names: {kind: X}\n")
+    deploy = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: vllm}\n"
+    text = f"{crd}---\n{deploy}---\n{crd}"
+    out = without_crds(text)
+    assert len(out) == len(text) and out.count("\n") == text.count("\n")
+    assert "CustomResourceDefinition" not in out and deploy in out
+    assert out.index(deploy) == text.index(deploy)  # offsets unchanged
+    # a chunk that may hold a second document or a directive stays as written
+    assert without_crds(f"{crd}kind: Deployment\n---\n{deploy}") == f"{crd}kind: Deployment\n---\n{deploy}"
+    kept = f"{crd}# mgpu-lint: disable=MG002\n---\n{deploy}"
+    assert without_crds(kept) == kept
+    assert without_crds(crd) == crd  # one document: the pre-pass decides for the whole file

@@ -10,6 +10,7 @@ import re
 from ..findings import Finding, Severity
 from ..launch import Context, HpaInfo, Launch, Located, ServiceInfo
 from ..source import SourceFile, Span
+from ..prepass import without_crds
 from ..versions import pip_pin_pattern
 from ..yamlsrc import YamlError, compose_documents
 from .commandline import Found, Scope, search_script
@@ -129,7 +130,7 @@ def extract_yaml(doc: Doc, result: FileResult, syntax_errors: bool = True) -> No
     kserve_before = len(result.kserve)
     error: YamlError | None = None
     try:
-        for root in compose_documents(doc.text):
+        for root in compose_documents(without_crds(doc.text)):
             roots.append(root)
     except YamlError as exc:
         error = exc

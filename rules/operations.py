@@ -393,7 +393,12 @@ def probe_path_not_served(d: Deployment) -> Iterator[Finding]:
         if probe.port is None or not probe.port.isdigit() or int(probe.port) != number:
             continue  # another port, or a named port: not judged
         path = probe.path.split("?", 1)[0]
-        if path in routes:
+        # Starlette's router (redirect_slashes=True, FastAPI's default) redirects a path that
+        # no route matches to the same path with its trailing slashes stripped or one added
+        # when a route matches that (starlette/routing.py Router.app, 0.47.2); the kubelet
+        # follows the redirect to the served path
+        toggled = path.rstrip("/") if path.endswith("/") else path + "/"
+        if path in routes or toggled in routes:
             continue
         yield probe_path_not_served.finding(
             f"{probe.kind} sends GET {path}, which {d.adapter.display} does not serve (it "

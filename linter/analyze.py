@@ -11,6 +11,7 @@ from .deployment import Deployment, LinkIndex
 from .engines import ENGINES, parse_launch
 from .facts.peers import GpuPeer, physical_gpus
 from .findings import Finding, Severity, internal_error, placed
+from .images import parse_image
 from .launch import RPC_SERVER, VLLM, HpaInfo, Launch, ServiceInfo
 from .resolve import ModelFacts, gpu_facts, layout, model_facts
 from .rules import checks_for
@@ -234,9 +235,7 @@ def inferred_engine(launch: Launch) -> Finding:
     assert image is not None
     engine = ENGINES[launch.engine]
     entry = "vllm serve" if launch.engine == VLLM else engine.name
-    repository = image.value.split("@", 1)[0]
-    if repository.rfind(":") > repository.rfind("/"):
-        repository = repository[:repository.rfind(":")]
+    repository = parse_image(image.value).repository
     return Finding(
         "MG018", Severity.INFO,
         f"image `{image.value}` is not one mgpu-lint knows: its name and arguments read as "

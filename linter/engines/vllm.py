@@ -196,10 +196,12 @@ class _Walker(ModelMixin, ConfigMixin):
             if text.startswith("-O") and self._o_is_preprocessed():
                 i = self._optimization_level(i)
                 continue
-            if text.startswith("-O") and self._o_level_key() is not None and \
-                    self._compilation_level(i):
-                i += 1 if text != "-O" else 2
-                continue
+            if text.startswith("-O"):
+                key = self._o_level_key()
+                nxt = self._compilation_level(i, key) if key is not None else None
+                if nxt is not None:
+                    i = nxt
+                    continue
             tok = classify(text)
             if tok is None or tok == NEGATIVE_NUMBER:
                 if text.startswith("-") and any(c.isspace() for c in text) and \
@@ -249,34 +251,34 @@ class _Walker(ModelMixin, ConfigMixin):
             return None
         return "mode" if not self.before("0.11.2") else "level"
 
-    def _compilation_level(self, i: int) -> bool:
-        """Read `-O3`, `-O=3`, `-O 3` as the compilation level (see ``_o_level_key``); False
-        for every other `-O` word (a JSON value, `-O.key`), which argparse reads."""
+    def _compilation_level(self, i: int, key: str) -> int | None:
+        """Read `-O3`, `-O=3`, `-O 3` as CompilationConfig field ``key`` (``_o_level_key``);
+        the index after the words read, or None for every other `-O` word (a JSON value,
+        `-O.key`), which argparse reads."""
         word = self.words[i]
         text = word.text
         if text == "-O":
             nxt = self.words[i + 1] if i + 1 < len(self.words) else None
             if nxt is None or nxt.text not in ("0", "1", "2", "3"):
-                return False
-            value_word, start = nxt, 0
+                return None
+            value_word, start, after = nxt, 0, i + 2
         elif len(text) > 2 and text[2] != ".":
-            value_word, start = word, 3 if text[2] == "=" else 2
+            value_word, start, after = word, 3 if text[2] == "=" else 2, i + 1
         else:
-            return False
-        key = self._o_level_key()
-        assert key is not None
+            return None
         spec = self.catalog.by_key["compilation_config"]
         value_span = value_word.sub(start)
         raw = value_word.text[start:]
         flag_span = word.sub(0, 2) if value_word is word else word.span
-        if self.b.unresolved_in(value_word, value_span):
-            self.b.report_unresolved(spec, self.b.unresolved_in(value_word, value_span))
+        refs = self.b.unresolved_in(value_word, value_span)
+        if refs:
+            self.b.report_unresolved(spec, refs)
             self._unknown(spec, "-O", flag_span, subkeys=(key,), value_span=value_span)
-            return True
-        self.b.add(OptionValue(key=spec.key, spelling="-O", flag_span=flag_span,
-                               value_span=value_span, raw=raw, value=_dotted_scalar(raw),
-                               subkeys=(key,)))
-        return True
+        else:
+            self.b.add(OptionValue(key=spec.key, spelling="-O", flag_span=flag_span,
+                                   value_span=value_span, raw=raw, value=_dotted_scalar(raw),
+                                   subkeys=(key,)))
+        return after
 
     def _optimization_level(self, i: int) -> int:
         word = self.words[i]

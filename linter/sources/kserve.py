@@ -549,15 +549,16 @@ def extract_llmisvc_config(doc: Doc, root: Any, index: int, found: Found, servic
     # rendering recomposed every document)
     start = root.start_mark.index
     lo = text.rfind("\n", 0, start) + 1
-    if text[lo:start].strip():
-        lo = 0  # the root starts after other text on its line: compose the whole text
     whole = Doc(doc.source, text, doc.base)
-    inner = whole.region(lo, root.end_mark.index) if lo else whole
+    if text[lo:start].strip():
+        # the root starts after other text on its line (`--- {…}`): compose the whole text
+        inner, at, lo = whole, index, 0
+    else:
+        inner, at = whole.region(lo, root.end_mark.index), 0
     try:
         rendered = list(compose_documents(inner.text))
     except YamlError:
         rendered = []
-    at = 0 if lo else index
     if at >= len(rendered) or rendered[at].start_mark.index + lo != start:
         if obj is not None:
             obj.usable = False  # its placeholders are not YAML: what it merges is not known

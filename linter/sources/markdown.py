@@ -100,8 +100,8 @@ _STATED_GPU = re.compile(
 # A GPU count without a type: "on 8 GPUs", "with 4x GPUs", "across two GPUs", "a single GPU",
 # "an 8-GPU node", "8 GPU machine".  Only where it says what the machine has (after on / with /
 # using / across, or before node / machine / server …), not "at least 2 GPUs" or "2 GPUs or more".
-_WORD_COUNTS = {"a single": 1, "one": 1, "single": 1, "two": 2, "four": 4, "eight": 8}
-_COUNT = r"(?P<n>\d{1,4}|a single|single|one|two|four|eight)"
+_WORD_COUNTS = {"one": 1, "single": 1, "two": 2, "four": 4, "eight": 8}
+_COUNT = r"(?P<n>\d{1,4}|single|one|two|four|eight)"  # "a single": the article is optional
 _STATED_COUNT = re.compile(
     r"(?i:\b(?:on|with|using|across|to)\s+(?:an?\s+|the\s+)?)" + _COUNT +
     r"\s*(?:[×xX]\s*)?(?:NVIDIA\s+|AMD\s+)?GPUs?\b(?!\s*(?:or more|or fewer|or less|\+|/))"

@@ -19,6 +19,7 @@ composer, which follows YAML 1.2 here; see ``compose_documents``.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any, Iterator
 
 from .source import CharMap, MapBuilder, Segment, Span
@@ -78,7 +79,9 @@ def _loader() -> _Loader:
     return _LOADER
 
 
+@lru_cache(maxsize=1)
 def _pure_loader_class() -> Any:
+    """One class for the run: built on first use (each fallback read used to define it anew)."""
     from ruamel.yaml.loader import BaseLoader
 
     class PureLoader(BaseLoader):  # type: ignore[misc]

@@ -62,11 +62,11 @@ def parse_vllm(launch: Launch, version: str | None,
 
 def parse_with(launch: Launch, requested: str | None, choice: VersionChoice,
                needed: Mapping[str, tuple[str, ...]], engine: str,
-               catalog_of: Callable[[str], FlagCatalog], walker_class: type[_Walker],
-               assumed: bool | None = None) -> tuple[Invocation, list[Finding]]:
+               catalog_of: Callable[[str], FlagCatalog], walker_class: type[_Walker]
+               ) -> tuple[Invocation, list[Finding]]:
     """Walk a launch against ``catalog_of(choice.version)`` (vLLM's entry points and the demo
-    server, engines/vllm_demo.py, which has a parser of its own).  ``assumed``: nothing pins
-    the release (by default: nothing is requested)."""
+    server, engines/vllm_demo.py, which has a parser of its own).  Nothing requested: nothing
+    pins the release, so verdicts another release would flip are warnings."""
     catalog = catalog_of(choice.version)
     b = Builder(launch, catalog, choice.version, needed)
     if choice.note is not None:
@@ -82,7 +82,7 @@ def parse_with(launch: Launch, requested: str | None, choice: VersionChoice,
                           requested if choice.note is None and requested and
                           version_key(requested) else choice.version)
     # nothing pins the release: verdicts that would flip under another release are warnings
-    walker.release_assumed = requested is None if assumed is None else assumed
+    walker.release_assumed = requested is None
     walker.entry_point()
     walker.walk()
     model = walker.finish_model()
@@ -259,7 +259,7 @@ class _Walker(ModelMixin, ConfigMixin):
         text = word.text
         if text == "-O":
             nxt = self.words[i + 1] if i + 1 < len(self.words) else None
-            if nxt is None or nxt.text not in ("0", "1", "2", "3"):
+            if nxt is None or nxt.text not in _LEVELS:
                 return None
             value_word, start, after = nxt, 0, i + 2
         elif len(text) > 2 and text[2] != ".":

@@ -51,7 +51,7 @@ def render(findings: list[Finding], summary: dict, names: dict[str, tuple[str, s
     return "".join(chunks(findings, summary, names))
 
 
-def _dumps(obj: Any) -> str:
+def compact_json(obj: Any) -> str:
     # compact: json's C encoder runs only without indentation (3-4x faster on large runs);
     # `| jq` shows it indented
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
@@ -62,10 +62,10 @@ def chunks(findings: list[Finding], summary: dict, names: dict[str, tuple[str, s
     """The report's text in pieces, for writing as it is made, byte for byte what one
     ``json.dumps`` of the whole document gives: the document of 20,000 findings as one tree of
     dicts, then one string, then its encoding held it four times over (over 500 MiB)."""
-    head = _dumps({"version": SCHEMA_VERSION, "tool": {"name": "mgpu-lint",
+    head = compact_json({"version": SCHEMA_VERSION, "tool": {"name": "mgpu-lint",
                                                        "version": __version__}})
     yield head[:-1] + ',"findings":['
     for i in range(0, len(findings), batch):
-        yield ("," if i else "") + ",".join(_dumps(finding_dict(f, names))
+        yield ("," if i else "") + ",".join(compact_json(finding_dict(f, names))
                                             for f in findings[i:i + batch])
-    yield '],"summary":' + _dumps(summary) + "}\n"
+    yield '],"summary":' + compact_json(summary) + "}\n"

@@ -226,6 +226,23 @@ def test_inference_service_runs_the_runtime_it_names(capsys):
         assert code not in out, out
 
 
+def test_inference_service_resources_merge_over_the_runtimes_key_by_key(capsys, tmp_path):
+    # KServe merges the predictor's container over the runtime's with a strategic merge patch
+    # (pkg/utils/container_merge.go, v0.20.0): resources.limits and requests merge key by key,
+    # so the runtime's GPU limit stays when the predictor only requests GPUs
+    text = open(ISVC).read().replace('limits: {nvidia.com/gpu: "2"}',
+                                     'requests: {nvidia.com/gpu: "4"}')
+    path = tmp_path / "isvc.yaml"
+    path.write_text(text.replace('        - --model=/mnt/models\n',
+                                 '        - --model=/mnt/models\n      resources:\n'
+                                 '        limits: {nvidia.com/gpu: "4"}\n', 1))
+    (la,) = _launches(capsys, str(path))
+    assert la["gpus"]["count"] == 4 and la["gpus"]["at"] == "20:34", la["gpus"]
+    out = _lint(capsys, str(path))
+    for code in ("MG101", "MG102", "Traceback"):  # tp 4 on the runtime's 4-GPU limit
+        assert code not in out, out
+
+
 def test_kubeai_models_chart_values(capsys):
     path = "fixtures/operators/kubeai-models-values.yaml"
     (la,) = _launches(capsys, path)  # disabled entries and a bare `enabled: true` give none

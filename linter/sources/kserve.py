@@ -56,9 +56,9 @@ from typing import Any
 
 from .. import images
 from ..findings import Finding, Severity
-from ..launch import ENTRY_VLLM_SERVE, VLLM, Context, EnvVar, GpuRequest, Launch, Located
+from ..launch import ENTRY_VLLM_SERVE, VLLM, Context, EnvVar, Launch, Located
 from ..shell import split_commands
-from ..source import CharMap, SourceFile, Span, VarRef, Word
+from ..source import CharMap, SourceFile, Span, VarRef, Word, unknown_words
 from .commandline import Found, compose_word
 from .yamlnodes import Doc, get, get_str, is_map, is_scalar, is_seq, items, key_node, str_map
 from ..records import dataclass, field, replace
@@ -189,14 +189,6 @@ def _one_ref_per_place(word: Word) -> Word:
     return word if len(refs) == len(word.unresolved) else replace(word, unresolved=tuple(refs))
 
 
-def _unknown(at: Word, name: str) -> Word:
-    """A marker for words whose values are unknown (none, one or several)."""
-    return Word(f"${name}", at.cmap if len(at.text) == len(name) + 1 else
-                CharMap.table([at.span.start] * (len(name) + 1),
-                              [at.span.end] * (len(name) + 1), at.span.end),
-                False, (VarRef(name, at.span, split=True),))
-
-
 def _value_word(text: str, node: Any, doc: Doc) -> Word:
     """A synthesised word whose every character points at ``node``."""
     span = doc.span(node)
@@ -325,7 +317,7 @@ def extract_llmisvc(doc: Doc, root: Any, base: Context, found: Found,
                 args.extend(_template_refs(w, la.spans) for w in split or [])
             else:
                 # from a secret or configMap: words the linter cannot see
-                args.append(_unknown(la.doc.word(get(item, "name")), ADDITIONAL_ARGS))
+                args.append(unknown_words(la.doc.span(get(item, "name")), ADDITIONAL_ARGS))
                 unknown_flags = True
         if given is not None and command is None:
             la, c = given
@@ -336,7 +328,8 @@ def extract_llmisvc(doc: Doc, root: Any, base: Context, found: Found,
                     args.extend(_template_refs(w, la.spans) for w in split or [])
         if broken:
             continue
-        gpus, requests_only = _merged_gpus(clayers)
+        from .kubernetes import merged_gpus
+        gpus, requests_only = merged_gpus([(la.doc, c) for la, c in clayers])
         if unknown_flags and gpus is not None:
             # the flags that set the parallel sizes may be among the unknown words: the GPUs
             # are given, the count they need is not known
@@ -423,27 +416,6 @@ def _env_item(container: Any, key: str) -> Any:
         if get_str(item, "name") == key:
             found = item
     return found
-
-
-def _merged_gpus(clayers: list[tuple[Layer, Any]]
-                 ) -> tuple[GpuRequest | None, Located | None]:
-    """``kubernetes._gpus`` of the merged container: `resources.limits` and `requests` merge
-    key by key, so each GPU resource is the last spec's that states it."""
-    from .kubernetes import GPU_RESOURCES
-
-    for res, vendor in GPU_RESOURCES.items():
-        for la, c in reversed(clayers):
-            node = get(c, "resources", "limits", res)
-            if is_scalar(node):
-                value = node.value.strip()
-                count = int(value) if value.isdigit() else None
-                return GpuRequest(count, f"{res} limit", la.doc.span(node), vendor), None
-    for res in GPU_RESOURCES:
-        for la, c in reversed(clayers):
-            node = get(c, "resources", "requests", res)
-            if is_scalar(node):
-                return None, Located(node.value, la.doc.span(node), la.doc.source)
-    return None, None
 
 
 # --------------------------------------------------------------------------- LLMInferenceServiceConfig
@@ -829,7 +801,7 @@ def extract_isvc(rdoc: Doc, runtime: Any, idoc: Doc, root: Any, found: Found) ->
     (through ``rdoc``: the same text, or both parts of one joined text); False when the runtime
     has no container KServe merges (the runtime is then read on its own)."""
     from .commandline import Scope, find_launches
-    from .kubernetes import _env, _gpus, _node_labels, _volumes, expand_k8s
+    from .kubernetes import _env, _node_labels, _volumes, expand_k8s, merged_gpus
 
     rc = _runtime_container(runtime)
     predictor = get(root, "spec", "predictor")
@@ -856,9 +828,8 @@ def extract_isvc(rdoc: Doc, runtime: Any, idoc: Doc, root: Any, found: Found) ->
         # the repo the storage initializer downloaded
         argv = [_model_flag(w, idoc, uri, argv[i - 1].text if i else None)
                 for i, w in enumerate(argv)]
-    gpus, requests_only = _gpus(idoc, model)
-    if gpus is None and requests_only is None:
-        gpus, requests_only = _gpus(rdoc, rc)
+    # the predictor's container is merged over the runtime's (MergeRuntimeContainers)
+    gpus, requests_only = merged_gpus(((rdoc, rc), (idoc, model)))
     image, image_doc = (get(model, "image"), idoc) if is_scalar(get(model, "image")) \
         else (get(rc, "image"), rdoc)
     volumes = {name: (kind, rdoc) for name, (kind, _) in

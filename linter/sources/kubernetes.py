@@ -10,7 +10,7 @@ runs the string.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Sequence
 
 from ..launch import (
     Context,
@@ -318,18 +318,28 @@ def _expand_k8s(doc: Doc, node: Any, env: dict[str, EnvVar]) -> Word:
 
 
 def _gpus(doc: Doc, container: Any) -> tuple[GpuRequest | None, Located | None]:
-    limits = get(container, "resources", "limits")
-    requests = get(container, "resources", "requests")
+    return merged_gpus(((doc, container),))
+
+
+def merged_gpus(layers: Sequence[tuple[Doc, Any]]
+                ) -> tuple[GpuRequest | None, Located | None]:
+    """The GPU limit of a container, else its GPU request only (a finding of its own): of the
+    container the ``layers`` merge into, in order, later over earlier.  Operators merge a
+    container with a strategic merge patch, under which `resources.limits` and `requests` are
+    maps merged key by key: each GPU resource is the last layer's that states it (KServe
+    pkg/utils/container_merge.go MergeContainerWithPatch, v0.20.0)."""
     for res, vendor in GPU_RESOURCES.items():
-        node = get(limits, res)
-        if is_scalar(node):
-            value = node.value.strip()
-            count = int(value) if value.isdigit() else None
-            return GpuRequest(count, f"{res} limit", doc.span(node), vendor), None
+        for doc, container in reversed(layers):
+            node = get(container, "resources", "limits", res)
+            if is_scalar(node):
+                value = node.value.strip()
+                count = int(value) if value.isdigit() else None
+                return GpuRequest(count, f"{res} limit", doc.span(node), vendor), None
     for res in GPU_RESOURCES:
-        node = get(requests, res)
-        if is_scalar(node):
-            return None, Located(node.value, doc.span(node), doc.source)
+        for doc, container in reversed(layers):
+            node = get(container, "resources", "requests", res)
+            if is_scalar(node):
+                return None, Located(node.value, doc.span(node), doc.source)
     return None, None
 
 

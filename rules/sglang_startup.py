@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from mgpu_lint.catalog.knowledge import ModelShape
-from mgpu_lint.catalog.models import CONTEXT_LENGTH_KEYS
 from mgpu_lint.deployment import Deployment
 from mgpu_lint.engines import Setting
 from mgpu_lint.engines.adapter import SGLANG_ARGS
@@ -22,7 +20,8 @@ from mgpu_lint.findings import Finding, Severity
 from mgpu_lint.sizing.display import gb, gib
 from mgpu_lint.sizing.sglang_memory import (DEFAULT_FRACTION_RELEASES, DefaultFraction,
                                             default_mem_fraction_static,
-                                            derived_context_length, static_pool_limit,
+                                            derived_context, derived_context_length,
+                                            graph_max_bs, static_pool_limit,
                                             weights_per_gpu_lower_bound)
 from mgpu_lint.sizing.vllm_launch import card_bytes
 from mgpu_lint.versions import version_key
@@ -33,6 +32,10 @@ from .text import (cap_assumed, gpu_phrase, gpu_related, model_name, model_span,
 
 # the catalogued releases whose source these checks were read in
 READ = ("0.4.10.post2", "0.5.5")
+
+
+def _pin(d: Deployment) -> str | None:
+    return d.adapter.release_pin(d.launch) if d.adapter.release_pin else None
 
 
 def _int(s: Setting) -> int | None:
@@ -149,7 +152,7 @@ def dp_attention_not_dividing_tp(d: Deployment) -> Iterator[Finding]:
     if dp <= 1 or tp % dp == 0:
         return
     inv = d.inv
-    pin = d.adapter.release_pin(d.launch) if d.adapter.release_pin else None
+    pin = _pin(d)
     pinned = pin in READ
     severity = Severity.ERROR if pinned else Severity.WARNING
     why = "" if pinned else (f" (as SGLang {', '.join(READ)} check it; nothing pins the "
@@ -262,7 +265,7 @@ def static_memory_below_weights(d: Deployment) -> Iterator[Finding]:
     tp, pp, dp, _ = sizes
     fraction = inv.setting("mem_fraction_static")
     default: DefaultFraction | None = None
-    pin = d.adapter.release_pin(d.launch) if d.adapter.release_pin else None
+    pin = _pin(d)
     if fraction.given:
         f = fraction.value
     else:
@@ -339,14 +342,8 @@ def _default_fraction(d: Deployment, memory_gb: float, tp: int, pp: int, dp: int
     max_prefill = _tokens(s["max_prefill_tokens"])
     if (s["chunked_prefill_size"].value is not None and chunked is None) or max_prefill is None:
         return None
-    graph_bs = s["cuda_graph_max_bs"].value
-    listed = s["cuda_graph_bs"].value
-    if listed:  # ServerArgs: a --cuda-graph-bs list sets cuda_graph_max_bs to its largest
-        items = listed if isinstance(listed, list) else [listed]
-        if not all(type(v) is int for v in items):
-            return None
-        graph_bs = max(items)
-    if graph_bs is not None and type(graph_bs) is not int:
+    readable, graph_bs = graph_max_bs(s["cuda_graph_max_bs"].value, s["cuda_graph_bs"].value)
+    if not readable:
         return None
     spec = s["speculative_algorithm"].value
     env = d.launch.env
@@ -407,11 +404,12 @@ def context_length_above_model(d: Deployment) -> Iterator[Finding]:
     over = d.inv.setting("json_model_override_args")
     if ctx is None or over.given or not over.known:
         return  # overrides may set the length keys or the scaling
-    derived = derived_context_length(m.shape)
-    if derived is None or ctx <= derived:
+    found = derived_context(m.shape)
+    if found is None or ctx <= found[0]:
         return
+    derived, how = found
     env = d.launch.env.get(ALLOW_LONGER_CONTEXT_ENV)
-    pin = d.adapter.release_pin(d.launch) if d.adapter.release_pin else None
+    pin = _pin(d)
     refuses = env is None and pin is not None and \
         version_key(pin) >= version_key(REFUSES_LONGER_CONTEXT)
     if refuses:
@@ -431,7 +429,7 @@ def context_length_above_model(d: Deployment) -> Iterator[Finding]:
         f"gives: {what}",
         d.source, d.inv.setting("context_length").span or d.program_span,
         severity=Severity.ERROR if refuses else Severity.WARNING,
-        math=(f"derived context length: {_length_math(m.shape)} = {derived}",
+        math=(f"derived context length: {how} = {derived}",
               f"--context-length {ctx} > {derived}"),
         hint="lower --context-length to the model's length, or extend the model's RoPE "
              "scaling with --json-model-override-args",
@@ -472,7 +470,7 @@ def max_total_tokens_below_context(d: Deployment) -> Iterator[Finding]:
     total = _tokens(total_setting)
     if total is None:
         return
-    pin = d.adapter.release_pin(d.launch) if d.adapter.release_pin else None
+    pin = _pin(d)
     smallest = SMALLEST_POOL.get(pin) if pin else min(SMALLEST_POOL.values())
     span = total_setting.span or d.program_span
     if smallest is not None and total < smallest:
@@ -522,19 +520,6 @@ def _tokens(s: Setting) -> int | None:
     if s.known and isinstance(v, str) and v.strip().isascii() and v.strip().isdigit():
         v = int(v.strip())
     return v if s.known and type(v) is int and v >= 1 else None
-
-
-def _length_math(shape: ModelShape) -> str:
-    keys = shape.length_keys or {}
-    key = next(k for k in CONTEXT_LENGTH_KEYS if k in keys)
-    rope = shape.rope_scaling
-    if rope is None:
-        return f"{key} {keys[key]}"
-    if rope.original_max_positions is not None or rope.type == "llama3":
-        return (f"{key} {keys[key]} (the {rope.type} RoPE factor {rope.factor:g} is not "
-                "counted: " + ("llama3" if rope.original_max_positions is None else
-                              "the scaling names original_max_position_embeddings") + ")")
-    return f"{key} {keys[key]} × RoPE factor {rope.factor:g}"
 
 
 RULES: list[Rule] = [nodes_do_not_divide_sizes, data_parallel_across_nodes,

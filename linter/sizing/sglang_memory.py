@@ -45,14 +45,42 @@ def derived_context_length(shape: ModelShape) -> int | None:
     judged.  A config.json whose scaling has no factor gives no RopeScaling here, and SGLang's
     ``rope_scaling.get("factor", 1)`` is 1 too.
     """
+    derived = derived_context(shape)
+    return derived[0] if derived is not None else None
+
+
+def derived_context(shape: ModelShape) -> tuple[int, str] | None:
+    """``derived_context_length`` and how it was derived, for a finding's math."""
     keys = shape.length_keys
     if not keys:
         return None
-    value = next(keys[k] for k in CONTEXT_LENGTH_KEYS if k in keys)
+    key = next(k for k in CONTEXT_LENGTH_KEYS if k in keys)
+    value = keys[key]
     rope = shape.rope_scaling
-    if rope is None or rope.original_max_positions is not None or rope.type == "llama3":
-        return value
-    return int(rope.factor * value)
+    if rope is None:
+        return value, f"{key} {value}"
+    if rope.original_max_positions is not None or rope.type == "llama3":
+        why = ("llama3" if rope.original_max_positions is None
+               else "the scaling names original_max_position_embeddings")
+        return value, (f"{key} {value} (the {rope.type} RoPE factor {rope.factor:g} is not "
+                       f"counted: {why})")
+    return int(rope.factor * value), f"{key} {value} × RoPE factor {rope.factor:g}"
+
+
+def graph_max_bs(max_bs: object, listed: object) -> tuple[bool, int | None]:
+    """``cuda_graph_max_bs`` as 0.5.5 reserves for it: a ``--cuda-graph-bs`` list sets it to the
+    list's largest before the reserve is computed (``self.cuda_graph_max_bs =
+    max(self.cuda_graph_bs)``, ServerArgs._handle_gpu_memory_settings, sglang/srt/
+    server_args.py 0.5.5), else the flag's value; None for the card's default.  (False, None)
+    when a value is not an integer."""
+    if listed:
+        items = listed if isinstance(listed, list) else [listed]
+        if not all(type(v) is int for v in items):
+            return False, None
+        return True, max(items)
+    if max_bs is not None and type(max_bs) is not int:
+        return False, None
+    return True, max_bs  # type: ignore[return-value]
 
 
 # The catalogued releases whose default --mem-fraction-static is computed below, each read in
@@ -165,9 +193,7 @@ def _fraction_0_5_5(gpu: float, tp: int, pp: int, dp: int, dp_attention: bool,
     if dp_attention:
         reserved += bs * dp * 3 + (bs * dp * 1.5 if bs > 300 else 0)
         terms.append(f"dp attention: {bs} × dp {dp} × {4.5 if bs > 300 else 3:g} MiB")
-    if gpu > 60 * 1024 and reserved < 10 * 1024:
-        reserved = 10 * 1024
-        terms.append("at least 10240 MiB on a card above 60 GiB")
+    reserved = _at_least_10_gib(gpu, reserved, terms)
     if speculative == "STANDALONE":
         reserved += 6 * 1024
         terms.append("6 GiB for the STANDALONE draft model")
@@ -201,7 +227,14 @@ def _fraction_0_5_23(gpu: float, tp: int, pp: int, chunked: int | None, max_pref
         act, act_text = _activation(chunked, band_chunked, max_prefill)
     reserved = 512 + act * 1.5 + tp * pp / 8 * 1024
     terms = [f"512 + {act_text} × 1.5 + {parallel} MiB (CUDA-graph reserve not counted)"]
-    if gpu > 60 * 1024 and reserved < 10 * 1024:
-        reserved = 10 * 1024
-        terms.append("at least 10240 MiB on a card above 60 GiB")
+    reserved = _at_least_10_gib(gpu, reserved, terms)
     return _result("0.5.23", gpu, reserved, terms, upper_bound=True)
+
+
+def _at_least_10_gib(gpu: float, reserved: float, terms: list[str]) -> float:
+    """0.5.5 and 0.5.23 reserve at least 10 GiB on a card above 60 GiB (both functions above:
+    ``if gpu_mem > 60 * 1024: reserved_mem = max(reserved_mem, 10 * 1024)``)."""
+    if gpu > 60 * 1024 and reserved < 10 * 1024:
+        terms.append("at least 10240 MiB on a card above 60 GiB")
+        return 10 * 1024
+    return reserved

@@ -117,25 +117,21 @@ def launch_dict(la: Launch, target_version: str | None = None,
         gpus = {"count": g.count, "origin": g.origin, "vendor": g.vendor,
                 "at": pos(g.span.start) if g.span else None}
     catalog = release = None
-    if la.engine in (VLLM, VLLM_DEMO):
+    from ..engines import ENGINES
+
+    adapter = ENGINES[la.engine]
+    if adapter.choose_release is not None:
         from ..engines import release_for
-        from ..engines.catalog import choose_vllm_version
-        from ..engines.vllm_demo import choose
 
         requested, origin = release_for(la, target_version)
-        chosen = (choose if la.engine == VLLM_DEMO else choose_vllm_version)(requested)
-        catalog = f"{la.engine} {chosen.version}"
+        catalog = f"{la.engine} {adapter.choose_release(requested).version}"
         release = {"requested": requested, "from": origin}
-    else:
-        from ..engines import ENGINES
-
-        adapter = ENGINES[la.engine]
-        if adapter.release_pin is not None:
-            # an engine whose image tag names the release (SGLang): else its newest catalogue
-            pin = adapter.release_pin(la)
-            catalog = f"{la.engine} {adapter.catalog(pin or '').version}"
-            release = {"requested": pin, "from": "image tag or pip install" if pin else
-                       "newest catalogued"}
+    elif adapter.release_pin is not None:
+        # an engine whose image tag names the release (SGLang): else its newest catalogue
+        pin = adapter.release_pin(la)
+        catalog = f"{la.engine} {adapter.catalog(pin or '').version}"
+        release = {"requested": pin, "from": "image tag or pip install" if pin else
+                   "newest catalogued"}
     return {
         "path": home.path,
         "at": pos(la.program.span.start),

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from ..deployment import Deployment
     from ..findings import Finding
     from ..launch import Launch
-    from .catalog import FlagCatalog
+    from .catalog import FlagCatalog, VersionChoice
     from .invocation import Invocation
 
     Parse = Callable[[Launch, "str | None", Mapping[str, tuple[str, ...]]],
@@ -97,6 +97,9 @@ class Engine:
     # the catalogued release the launch itself names (an image tag), for engines whose
     # checks differ per release and that vLLM's version_pin does not cover; None: unknown
     release_pin: Callable[["Launch"], str | None] | None = None
+    # engines whose release comes from `engines.release_for` (version_pin, --target-version,
+    # the configuration): the catalogued release a requested one is checked against
+    choose_release: Callable[[str | None], "VersionChoice"] | None = None
 
     def has(self, *capabilities: str) -> bool:
         return all(c in self.capabilities for c in capabilities)

@@ -759,7 +759,7 @@ def _default_bind(d: object) -> Bind:
 ENGINE = Engine(
     name=VLLM, display="vLLM", label="vLLM",
     capabilities=frozenset({HTTP_API, GPU_LAYOUT, PARALLEL_LAYOUT, VLLM_ARGS}),
-    parse=parse_vllm, catalog=vllm_catalog,
+    parse=parse_vllm, catalog=vllm_catalog, choose_release=choose_vllm_version,
     default_port=8000,  # vllm/entrypoints/openai/cli_args.py FrontendArgs.port (0.30.0)
     host_flag="--host", default_bind=_default_bind,
     api_key_env=("VLLM_API_KEY",),  # vllm/envs.py VLLM_API_KEY, read when --api-key is absent

@@ -236,7 +236,7 @@ def _default_bind(d: object) -> Bind:
 
 ENGINE = replace(
     vllm.ENGINE, name=VLLM_DEMO, display="vLLM's demo server", label="vLLM demo server",
-    parse=parse_demo, catalog=demo_catalog, default_bind=_default_bind,
+    parse=parse_demo, catalog=demo_catalog, choose_release=choose, default_bind=_default_bind,
     # no authentication of any kind (no --api-key, VLLM_API_KEY unread)
     api_key_env=(), api_key_flag=None,
     # GET routes: @app.get("/health") (/generate is @app.post) in vllm/entrypoints/api_server.py

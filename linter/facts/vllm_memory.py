@@ -289,7 +289,14 @@ LAST_OLD_ROPE_RULE = "0.25.1"
 
 def model_limit(d: Deployment, shape: ModelShape) -> int | None:
     """vLLM's derived max model length, with --hf-overrides (and --rope-scaling, in the
-    releases that have it) applied; None when unknown."""
+    releases that have it) applied; None when unknown.  Once per deployment for the model's
+    own shape: four memory rules ask for it."""
+    if d.model is None or shape is not d.model.shape:
+        return _model_limit(d, shape)
+    return d.derived("model_limit", lambda d: _model_limit(d, shape))
+
+
+def _model_limit(d: Deployment, shape: ModelShape) -> int | None:
     limit = model_limit_030(d, shape)
     if limit is None or not d.adapter.has(VLLM_ARGS):
         return limit

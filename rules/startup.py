@@ -13,7 +13,6 @@ unknown engine version is at most a warning).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from functools import cache
 from typing import Any
 
 from mgpu_lint.deployment import Deployment
@@ -21,14 +20,9 @@ from mgpu_lint.engines import Setting
 from mgpu_lint.engines.adapter import VLLM_ARGS
 from mgpu_lint.findings import Finding, Related, Severity
 from mgpu_lint.source import Span
-from mgpu_lint.versions import version_key as _version_key
+from mgpu_lint.versions import version_key
 
 from .registry import Rule, rule
-
-# version_key of a release string, parsed once per string: the 19 rules below each compare the
-# launch's release with their own first release (62,377 parses on 3,283 launches, issue 20);
-# the strings are the catalog releases and SINCE's, a handful per run
-version_key = cache(_version_key)
 
 # The first sampled release (0.10.2, 0.15.1, 0.20.2, 0.25.1, 0.30.0, 0.33.0) whose source has the
 # check; every later sampled release has it too.

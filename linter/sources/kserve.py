@@ -224,7 +224,7 @@ def extract_llmisvc(doc: Doc, root: Any, base: Context, found: Found,
     the service's own ``parallelism``, whatever a config states (only the served model name
     is the merged one: combineBaseRefsConfig copies resolvedSpec.Model.Name back)."""
     from .commandline import Scope, find_launches
-    from .kubernetes import _env, _node_labels, expand_k8s
+    from .kubernetes import _env, _node_labels, expand_k8s, merged_gpus
     from .operators import _synthetic
 
     spec = get(root, "spec")
@@ -328,7 +328,6 @@ def extract_llmisvc(doc: Doc, root: Any, base: Context, found: Found,
                     args.extend(_template_refs(w, la.spans) for w in split or [])
         if broken:
             continue
-        from .kubernetes import merged_gpus
         gpus, requests_only = merged_gpus([(la.doc, c) for la, c in clayers])
         if unknown_flags and gpus is not None:
             # the flags that set the parallel sizes may be among the unknown words: the GPUs

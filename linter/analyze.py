@@ -14,7 +14,7 @@ from .findings import Finding, Severity, internal_error, placed
 from .images import parse_image
 from .launch import RPC_SERVER, VLLM, HpaInfo, Launch, ServiceInfo
 from .resolve import ModelFacts, gpu_facts, layout, model_facts
-from .rules import checks_for
+from .rules import checks_stating
 from .records import dataclass, field, replace
 
 if TYPE_CHECKING:
@@ -180,7 +180,7 @@ def deployment(launch: Launch, settings: Settings, options: Options,
 def analyze(launch: Launch, settings: Settings, options: Options,
             fileset: FileSet) -> list[Finding]:
     d, findings = deployment(launch, settings, options, fileset)
-    for r in checks_for(d.adapter):
+    for r in checks_stating(d.adapter, d.inv):
         try:
             findings.extend(r.check(d))  # type: ignore[misc]
         except Exception as exc:  # noqa: BLE001 - one rule's bug must not hide the others

@@ -24,7 +24,7 @@ def _loopback(d: Deployment) -> bool:
 
 @rule("MG601", "rpc-server-exposed", Severity.ERROR,
       "the RPC server (no authentication) listens beyond loopback",
-      needs={RPC_WORKER}, reads=("host",))
+      needs={RPC_WORKER}, reads=("host",), given=("host",))
 def rpc_server_exposed(d: Deployment) -> Iterator[Finding]:
     """
     What it does: checks the address `ggml-rpc-server` (formerly `rpc-server`) binds with
@@ -112,7 +112,7 @@ def rpc_port_published(d: Deployment) -> Iterator[Finding]:
 
 @rule("MG603", "rpc-public-address", Severity.ERROR,
       "llama-server sends weights and activations to an RPC server at a public address",
-      needs={LLAMA_ARGS}, reads=("rpc",))
+      needs={LLAMA_ARGS}, reads=("rpc",), given=("rpc",))
 def rpc_public_address(d: Deployment) -> Iterator[Finding]:
     """
     What it does: checks every `host:port` of llama-server's `--rpc` list.

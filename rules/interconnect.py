@@ -176,7 +176,7 @@ def tensor_parallel_over_pcie(d: Deployment) -> Iterator[Finding]:
 
 @rule("MG202", "llama-split-over-pcie", Severity.WARNING,
       "llama.cpp row or tensor split on GPUs joined only by PCIe",
-      needs={LLAMA_ARGS}, reads=("split_mode",))
+      needs={LLAMA_ARGS}, reads=("split_mode",), given=("split_mode",))
 def llama_split_over_pcie(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds llama-server launches with `-sm row` or `-sm tensor` on a stated GPU
@@ -285,7 +285,7 @@ def pipeline_bubble(d: Deployment) -> Iterator[Finding]:
 
 @rule("MG204", "custom-all-reduce-disabled", Severity.INFO,
       "`--disable-custom-all-reduce` with tensor parallelism: slower decode all-reduces",
-      needs={VLLM_ARGS})
+      needs={VLLM_ARGS}, given=("disable_custom_all_reduce",))
 def custom_all_reduce_disabled(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds vLLM launches with `--disable-custom-all-reduce` where vLLM would

@@ -434,7 +434,7 @@ def _tp_across_slices(d: Deployment, lay: Layout) -> Iterator[Finding]:
 
 @rule("MG106", "multi-node-inconsistent", Severity.ERROR,
       "multi-node flags that do not fit together",
-      needs={PARALLEL_LAYOUT}, reads=("nnodes", "node_rank"))
+      needs={PARALLEL_LAYOUT}, reads=("nnodes", "node_rank"), given=("nnodes",))
 def multi_node_inconsistent(d: Deployment) -> Iterator[Finding]:
     """
     What it does: checks vLLM's multi-node launch flags (`--nnodes`, `--node-rank`,

@@ -53,7 +53,8 @@ def _numbers(values: list[float]) -> str:
 @rule("MG501", "llama-layer-split", Severity.INFO,
       "the layer range each llama.cpp device gets, when the split is uneven or surprising",
       needs={LLAMA_ARGS},
-      reads=("model", "hf_repo", "n_gpu_layers", "tensor_split", "rpc", "device"))
+      reads=("model", "hf_repo", "n_gpu_layers", "tensor_split", "rpc", "device"),
+      given=("tensor_split",))
 def llama_layer_split(d: Deployment) -> Iterator[Finding]:
     """
     What it does: computes where llama.cpp puts each layer for a stated `-ts` (and `-ngl`)
@@ -136,7 +137,7 @@ def llama_layer_split(d: Deployment) -> Iterator[Finding]:
 
 @rule("MG502", "tensor-split-device-count", Severity.WARNING,
       "`-ts` has a different number of entries than llama.cpp has devices",
-      needs={LLAMA_ARGS}, reads=("tensor_split", "device"))
+      needs={LLAMA_ARGS}, reads=("tensor_split", "device"), given=("tensor_split",))
 def tensor_split_device_count(d: Deployment) -> Iterator[Finding]:
     """
     What it does: compares the number of `-ts` entries with the devices llama.cpp sees: the
@@ -182,7 +183,7 @@ def tensor_split_device_count(d: Deployment) -> Iterator[Finding]:
 
 @rule("MG503", "tensor-split-ignored", Severity.WARNING,
       "`-ts` with `-sm none`: only the main GPU is used",
-      needs={LLAMA_ARGS}, reads=("tensor_split", "split_mode"))
+      needs={LLAMA_ARGS}, reads=("tensor_split", "split_mode"), given=("tensor_split",))
 def tensor_split_ignored(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds `-ts/--tensor-split` together with `-sm none`.
@@ -214,7 +215,7 @@ def tensor_split_ignored(d: Deployment) -> Iterator[Finding]:
 
 @rule("MG504", "main-gpu-out-of-range", Severity.ERROR,
       "`-mg` names a device that does not exist",
-      needs={LLAMA_ARGS}, reads=("split_mode", "main_gpu"))
+      needs={LLAMA_ARGS}, reads=("split_mode", "main_gpu"), given=("main_gpu",))
 def main_gpu_out_of_range(d: Deployment) -> Iterator[Finding]:
     """
     What it does: compares `-mg/--main-gpu` with the number of devices llama.cpp sees (RPC

@@ -160,7 +160,7 @@ def llama_device_memory(d: Deployment) -> Iterator[Finding]:
 
 @rule("MG310", "partial-offload", Severity.INFO,
       "-ngl below the layer count: some layers stay on the CPU",
-      needs={LLAMA_ARGS}, reads=("model", "hf_repo", "n_gpu_layers"))
+      needs={LLAMA_ARGS}, reads=("model", "hf_repo", "n_gpu_layers"), given=("n_gpu_layers",))
 def partial_offload(d: Deployment) -> Iterator[Finding]:
     """
     What it does: reports llama-server launches whose -ngl offloads fewer units than the

@@ -115,7 +115,7 @@ def lora_reservation(d: Deployment) -> Iterator[Finding]:
 
 @rule("MG307", "lora-rank-invalid", Severity.ERROR,
       "--max-lora-rank not among the ranks vLLM accepts",
-      needs={VLLM_ARGS}, reads=("max_lora_rank",))
+      needs={VLLM_ARGS}, reads=("max_lora_rank",), given=("max_lora_rank",))
 def lora_rank_invalid(d: Deployment) -> Iterator[Finding]:
     """
     What it does: checks --max-lora-rank against the ranks vLLM supports: 1, 8, 16, 32, 64,
@@ -152,7 +152,7 @@ def lora_rank_invalid(d: Deployment) -> Iterator[Finding]:
 
 @rule("MG308", "lora-without-enable", Severity.ERROR,
       "LoRA flags without --enable-lora",
-      needs={VLLM_ARGS})
+      needs={VLLM_ARGS}, given=("lora_modules", *LORA_CONFIG_KEYS))
 def lora_without_enable(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds LoRA flags on a vLLM launch that does not turn LoRA on.

@@ -320,7 +320,7 @@ def kv_below_concurrency(d: Deployment) -> Iterator[Finding]:
 
 @rule("MG304", "max-model-len-exceeds-model", Severity.ERROR,
       "--max-model-len above the model's derived limit",
-      needs={VLLM_ARGS}, reads=("model", "max_model_len"))
+      needs={VLLM_ARGS}, reads=("model", "max_model_len"), given=("max_model_len",))
 def max_model_len_exceeds_model(d: Deployment) -> Iterator[Finding]:
     """
     What it does: compares --max-model-len with the limit vLLM derives from the model's
@@ -375,7 +375,7 @@ def _utilization_hint(d: Deployment) -> str:
 
 @rule("MG305", "gpu-memory-utilization-range", Severity.ERROR,
       "--gpu-memory-utilization outside (0, 1) (1 on a CUDA GPU), or above 0.95",
-      needs={VLLM_ARGS}, reads=("gpu_memory_utilization",))
+      needs={VLLM_ARGS}, reads=("gpu_memory_utilization",), given=("gpu_memory_utilization",))
 def gpu_memory_utilization_range(d: Deployment) -> Iterator[Finding]:
     """
     What it does: checks --gpu-memory-utilization, the share of each GPU's memory one vLLM

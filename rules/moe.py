@@ -122,7 +122,8 @@ def moe_experts_sliced(d: Deployment) -> Iterator[Finding]:
 
 @rule("MG402", "expert-parallel-on-dense", Severity.ERROR,
       "--enable-expert-parallel on a model without experts",
-      needs={VLLM_ARGS}, reads=("model", "enable_expert_parallel"))
+      needs={VLLM_ARGS}, reads=("model", "enable_expert_parallel"),
+      given=("enable_expert_parallel",))
 def expert_parallel_on_dense(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds `--enable-expert-parallel` on a dense model.
@@ -151,7 +152,7 @@ def expert_parallel_on_dense(d: Deployment) -> Iterator[Finding]:
       "the expert count does not divide by the expert-parallel size",
       needs={VLLM_ARGS},
       reads=("tensor_parallel_size", "data_parallel_size", "enable_expert_parallel",
-          "enable_eplb", "eplb_config"))
+          "enable_eplb", "eplb_config"), on=("enable_expert_parallel",))
 def experts_not_divisible(d: Deployment) -> Iterator[Finding]:
     """
     What it does: with `--enable-expert-parallel`, checks the experts (plus redundant experts
@@ -208,7 +209,8 @@ def experts_not_divisible(d: Deployment) -> Iterator[Finding]:
 @rule("MG404", "eplb-recommended", Severity.INFO,
       "a large expert-parallel group without --enable-eplb",
       needs={VLLM_ARGS},
-      reads=("tensor_parallel_size", "data_parallel_size", "enable_expert_parallel", "enable_eplb"))
+      reads=("tensor_parallel_size", "data_parallel_size", "enable_expert_parallel", "enable_eplb"),
+      on=("enable_expert_parallel",))
 def eplb_recommended(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds expert parallelism over 8 or more GPUs without `--enable-eplb`.

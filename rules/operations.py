@@ -330,7 +330,7 @@ def cold_start_download(d: Deployment) -> Iterator[Finding]:
 
 @rule("MG705", "warmup-disabled", Severity.INFO,
       "`--no-warmup`: the first requests pay the warm-up",
-      needs={LLAMA_ARGS})
+      needs={LLAMA_ARGS}, given=("warmup",))
 def warmup_disabled(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds llama-server launches with `--no-warmup`.

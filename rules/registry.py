@@ -37,6 +37,8 @@ class Rule:
     check: Check | None = None
     needs: frozenset[str] = frozenset()
     reads: tuple[str, ...] = ()
+    given: frozenset[str] = frozenset()
+    on: frozenset[str] = frozenset()
 
     def applies_to(self, engine: Engine) -> bool:
         return engine.has(*self.needs)
@@ -76,12 +78,13 @@ def cleandoc(doc: str) -> str:
 
 
 def rule(code: str, name: str, severity: Severity, summary: str, *,
-         needs: Iterable[str] = (), reads: Iterable[str] = ()) -> Callable[[Check], Rule]:
+         needs: Iterable[str] = (), reads: Iterable[str] = (), given: Iterable[str] = (),
+         on: Iterable[str] = ()) -> Callable[[Check], Rule]:
     """Decorator: the function's docstring is the rule's explanation (``mgpu-lint rule CODE``)."""
 
     def wrap(fn: Check) -> Rule:
         return Rule(code, name, severity, summary, cleandoc(fn.__doc__ or ""), fn,
-                    frozenset(needs), tuple(reads))
+                    frozenset(needs), tuple(reads), frozenset(given), frozenset(on))
 
     return wrap
 

@@ -107,7 +107,7 @@ def _is_moe(d: Deployment) -> bool | None:
 
 @rule("MG801", "dp-local-exceeds-dp", Severity.ERROR,
       "--data-parallel-size-local larger than --data-parallel-size",
-      needs={VLLM_ARGS})
+      needs={VLLM_ARGS}, given=("data_parallel_size_local",))
 def dp_local_exceeds_dp(d: Deployment) -> Iterator[Finding]:
     """
     What it does: compares `--data-parallel-size-local` (`-dpl`, engines on this node) with
@@ -139,7 +139,7 @@ def dp_local_exceeds_dp(d: Deployment) -> Iterator[Finding]:
 
 @rule("MG802", "dp-rank-out-of-range", Severity.ERROR,
       "--data-parallel-rank outside 0..dp-1",
-      needs={VLLM_ARGS})
+      needs={VLLM_ARGS}, given=("data_parallel_rank", "data_parallel_start_rank"))
 def dp_rank_out_of_range(d: Deployment) -> Iterator[Finding]:
     """
     What it does: checks `--data-parallel-rank` (`-dpr`) and `--data-parallel-start-rank`
@@ -192,7 +192,7 @@ def _external_lb(d: Deployment) -> tuple[bool, Setting | None]:
 
 @rule("MG812", "external-dp-lb-invalid", Severity.ERROR,
       "external data-parallel load balancing where vLLM does not allow it",
-      needs={VLLM_ARGS})
+      needs={VLLM_ARGS}, given=("data_parallel_rank",), on=("data_parallel_external_lb",))
 def external_dp_lb_invalid(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds external data-parallel load balancing (`--data-parallel-external-lb`,
@@ -243,7 +243,7 @@ def external_dp_lb_invalid(d: Deployment) -> Iterator[Finding]:
 
 @rule("MG813", "hybrid-lb-without-dp-local", Severity.ERROR,
       "--data-parallel-hybrid-lb without --data-parallel-size-local",
-      needs={VLLM_ARGS})
+      needs={VLLM_ARGS}, on=("data_parallel_hybrid_lb",))
 def hybrid_lb_without_dp_local(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds `--data-parallel-hybrid-lb` (`-dph`) without
@@ -278,7 +278,7 @@ def hybrid_lb_without_dp_local(d: Deployment) -> Iterator[Finding]:
 
 @rule("MG811", "headless-with-api-servers", Severity.ERROR,
       "--headless with --api-server-count",
-      needs={VLLM_ARGS})
+      needs={VLLM_ARGS}, given=("api_server_count",))
 def headless_with_api_servers(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds `--headless` with an explicit `--api-server-count` (`-asc`).
@@ -324,7 +324,7 @@ def _backend(d: Deployment) -> tuple[str | None, bool]:
 
 @rule("MG803", "nnodes-with-ray-executor", Severity.ERROR,
       "--nnodes above 1 with an executor other than mp, uni or external_launcher",
-      needs={VLLM_ARGS})
+      needs={VLLM_ARGS}, given=("nnodes",))
 def nnodes_with_ray_executor(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds `--nnodes` above 1 with `--distributed-executor-backend ray` (or an
@@ -360,7 +360,7 @@ def nnodes_with_ray_executor(d: Deployment) -> Iterator[Finding]:
 
 @rule("MG804", "nnodes-with-ray-dp-backend", Severity.ERROR,
       "--nnodes above 1 with --data-parallel-backend ray",
-      needs={VLLM_ARGS})
+      needs={VLLM_ARGS}, given=("nnodes",))
 def nnodes_with_ray_dp_backend(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds `--nnodes` above 1 with `--data-parallel-backend ray` (`-dpb ray`).
@@ -394,7 +394,7 @@ def nnodes_with_ray_dp_backend(d: Deployment) -> Iterator[Finding]:
 
 @rule("MG809", "pipeline-parallel-uni-executor", Severity.ERROR,
       "pipeline parallelism with the `uni` executor",
-      needs={VLLM_ARGS})
+      needs={VLLM_ARGS}, given=("distributed_executor_backend",))
 def pipeline_parallel_uni_executor(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds `-pp` above 1 with `--distributed-executor-backend uni`.
@@ -425,7 +425,7 @@ def pipeline_parallel_uni_executor(d: Deployment) -> Iterator[Finding]:
 
 @rule("MG810", "nsight-without-ray", Severity.ERROR,
       "--ray-workers-use-nsight without the Ray executor",
-      needs={VLLM_ARGS})
+      needs={VLLM_ARGS}, on=("ray_workers_use_nsight",))
 def nsight_without_ray(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds `--ray-workers-use-nsight` on a launch whose executor is not Ray.
@@ -491,7 +491,7 @@ def _redundant(d: Deployment) -> tuple[int, Setting] | None:
 
 @rule("MG805", "eplb-without-expert-parallel", Severity.ERROR,
       "--enable-eplb without --enable-expert-parallel",
-      needs={VLLM_ARGS})
+      needs={VLLM_ARGS}, on=("enable_eplb",))
 def eplb_without_expert_parallel(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds `--enable-eplb` without `--enable-expert-parallel` (`-ep`).
@@ -519,7 +519,7 @@ def eplb_without_expert_parallel(d: Deployment) -> Iterator[Finding]:
 
 @rule("MG806", "eplb-without-parallelism", Severity.ERROR,
       "EPLB on a single GPU (no tensor, context or data parallelism)",
-      needs={VLLM_ARGS})
+      needs={VLLM_ARGS}, on=("enable_eplb",))
 def eplb_without_parallelism(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds `--enable-eplb` with expert parallelism on when tp × pcp × dp is 1.
@@ -553,7 +553,7 @@ def eplb_without_parallelism(d: Deployment) -> Iterator[Finding]:
 
 @rule("MG807", "redundant-experts-without-eplb", Severity.ERROR,
       "num_redundant_experts without --enable-eplb",
-      needs={VLLM_ARGS})
+      needs={VLLM_ARGS}, given=("eplb_config", "num_redundant_experts"))
 def redundant_experts_without_eplb(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds `num_redundant_experts` (in `--eplb-config`, or the older
@@ -587,7 +587,7 @@ def redundant_experts_without_eplb(d: Deployment) -> Iterator[Finding]:
 
 @rule("MG808", "dcp-does-not-divide-tp", Severity.ERROR,
       "tp not divisible by --decode-context-parallel-size",
-      needs={VLLM_ARGS})
+      needs={VLLM_ARGS}, given=("decode_context_parallel_size",))
 def dcp_does_not_divide_tp(d: Deployment) -> Iterator[Finding]:
     """
     What it does: checks `--decode-context-parallel-size` (`-dcp`) against `-tp` (and, with
@@ -640,7 +640,7 @@ def dcp_does_not_divide_tp(d: Deployment) -> Iterator[Finding]:
 
 @rule("MG814", "max-loras-below-one", Severity.ERROR,
       "--max-loras 0 (or less) with LoRA on",
-      needs={VLLM_ARGS})
+      needs={VLLM_ARGS}, given=("max_loras",))
 def max_loras_below_one(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds `--max-loras` below 1 on a launch with `--enable-lora`.
@@ -669,7 +669,7 @@ def max_loras_below_one(d: Deployment) -> Iterator[Finding]:
 
 @rule("MG815", "cpu-loras-below-max-loras", Severity.ERROR,
       "--max-cpu-loras below --max-loras",
-      needs={VLLM_ARGS})
+      needs={VLLM_ARGS}, given=("max_cpu_loras",))
 def cpu_loras_below_max_loras(d: Deployment) -> Iterator[Finding]:
     """
     What it does: compares `--max-cpu-loras` (adapters cached in CPU memory) with
@@ -703,7 +703,7 @@ def cpu_loras_below_max_loras(d: Deployment) -> Iterator[Finding]:
 
 @rule("MG816", "scheduler-limit-below-one", Severity.ERROR,
       "--max-num-seqs or --max-num-batched-tokens below 1",
-      needs={VLLM_ARGS})
+      needs={VLLM_ARGS}, given=("max_num_seqs", "max_num_batched_tokens"))
 def scheduler_limit_below_one(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds `--max-num-seqs` or `--max-num-batched-tokens` below 1.
@@ -742,7 +742,7 @@ def _chunked_prefill_off(d: Deployment) -> bool:
 @rule("MG817", "batched-tokens-too-small", Severity.ERROR,
       "--max-num-batched-tokens below --max-num-seqs, or below max-model-len without "
       "chunked prefill",
-      needs={VLLM_ARGS})
+      needs={VLLM_ARGS}, given=("max_num_batched_tokens",))
 def batched_tokens_too_small(d: Deployment) -> Iterator[Finding]:
     """
     What it does: compares a stated `--max-num-batched-tokens` with a stated `--max-num-seqs`,
@@ -799,7 +799,7 @@ def batched_tokens_too_small(d: Deployment) -> Iterator[Finding]:
 
 @rule("MG818", "auto-tool-choice-without-parser", Severity.ERROR,
       "--enable-auto-tool-choice without --tool-call-parser",
-      needs={VLLM_ARGS})
+      needs={VLLM_ARGS}, on=("enable_auto_tool_choice",))
 def auto_tool_choice_without_parser(d: Deployment) -> Iterator[Finding]:
     """
     What it does: finds `--enable-auto-tool-choice` without `--tool-call-parser`.
@@ -830,7 +830,7 @@ def auto_tool_choice_without_parser(d: Deployment) -> Iterator[Finding]:
 
 @rule("MG819", "port-out-of-range", Severity.ERROR,
       "a vLLM port outside 1-65535",
-      needs={VLLM_ARGS})
+      needs={VLLM_ARGS}, given=("port", "data_parallel_rpc_port"))
 def port_out_of_range(d: Deployment) -> Iterator[Finding]:
     """
     What it does: checks `--port` and `--data-parallel-rpc-port` (`-dpp`).

@@ -228,6 +228,11 @@ class Invocation:
         win = setting.winner
         return win.spelling if win is not None else self.long_name(setting.key)
 
+    @property
+    def stated_keys(self) -> frozenset[str]:
+        """The keys of the settings the launch states (argv, environment, --config file)."""
+        return frozenset(self._index)
+
     def stated(self, key: str) -> tuple[OptionValue, ...]:
         """Every stated occurrence of an option, in precedence order."""
         return self._index.get(key, ())

@@ -48,9 +48,16 @@ def may_matter(text: str, kind: str) -> bool:
         return True
     if kind == "yaml" and "CustomResourceDefinition" in text and _only_crds(text):
         return "mgpu-lint" in text
-    return _MAY_MATTER.search(text) is not None
+    if _MAY_MATTER.search(text) is not None:
+        return True
+    # a compose service built from a Dockerfile runs what the Dockerfile says: its launch may
+    # name no engine in the compose file (`build: .` with `command: [--model, …]`)
+    return kind == "yaml" and _COMPOSE_BUILD.search(text) is not None and \
+        _COMPOSE_ROOT.search(text) is not None
 
 
+_COMPOSE_ROOT = re.compile(r"^[\"']?services[\"']?[ \t]*:", re.M)
+_COMPOSE_BUILD = re.compile(r"^[ \t]+[\"']?build[\"']?[ \t]*:", re.M)
 _DOC_MARKER = re.compile(r"^(?:---|\.\.\.)", re.M)
 _ROOT_KIND = re.compile(r"^kind:", re.M)
 

@@ -394,12 +394,19 @@ class VarRef:
     option: str | None = None
 
 
+def placed_word(text: str, span: Span, quoted: bool = False,
+                unresolved: tuple[VarRef, ...] = ()) -> Word:
+    """A word written elsewhere (another file, an operator's default), every character of it
+    shown at ``span``."""
+    place = MapBuilder()
+    place.const(span.start, span.end, len(text))
+    return Word(text, place.build(span.end), quoted, unresolved)
+
+
 def unknown_words(span: Span, name: str, option: str | None = None) -> Word:
     """``$name`` at ``span``: words the engine gets that the linter does not spell out (none,
     one or several), all of them about ``option`` when it is given."""
-    text = "$" + name
-    return Word(text, CharMap.table([span.start] * len(text), [span.end] * len(text), span.end),
-                False, (VarRef(name, span, split=True, option=option),))
+    return placed_word("$" + name, span, False, (VarRef(name, span, split=True, option=option),))
 
 
 @dataclass(eq=False)

@@ -196,6 +196,14 @@ def fifo_env_beside_compose(d: Path, scale: float) -> list[str]:
     return ["compose.yaml"]
 
 
+def fifo_dockerfile_of_build(d: Path, scale: float) -> list[str]:
+    os.mkfifo(d / "Dockerfile")
+    (d / "compose.yaml").write_text(
+        "services:\n  vllm:\n    build: .\n"
+        "    command: [\"--model\", \"meta-llama/Llama-3.1-8B-Instruct\"]\n")
+    return ["compose.yaml"]
+
+
 def fifo_gitignore(d: Path, scale: float) -> list[str]:
     (d / "tree").mkdir()
     os.mkfifo(d / "tree" / ".gitignore")
@@ -355,6 +363,7 @@ CASES: dict[str, Case] = {
     "gguf-fifo": fifo_gguf,
     # compose .env and .gitignore
     "env-fifo": fifo_env_beside_compose,
+    "build-dockerfile-fifo": fifo_dockerfile_of_build,
     "env-not-utf8": non_utf8_env,
     "gitignore-fifo": fifo_gitignore,
     # numbers that drive loops and allocations

@@ -20,6 +20,8 @@ def _check_word(text: str, word: Word, operator: bool = False) -> None:
     from; its value's characters are checked like any other, unless the operator writes the
     value too (production-stack's `--distributed-executor-backend=ray` for `raySpec.enabled`)."""
     refs = [v.span for v in word.unresolved]
+    if _from_a_build(text, word):
+        return
     skip = 0
     if operator and word.text.startswith("--") and \
             not text[word.cmap.start(0):].startswith("--"):
@@ -36,6 +38,15 @@ def _check_word(text: str, word: Word, operator: bool = False) -> None:
             continue
         assert src[0] in ESCAPES or ch in " \n" or any(r.start <= s < r.end for r in refs), (
             f"{word.text!r}[{i}]={ch!r} maps to {src!r}")
+
+
+def _from_a_build(text: str, word: Word) -> bool:
+    """A word of the Dockerfile a compose service is built from: all of it is shown at the
+    service's `build:`, `context:` or `dockerfile:` value."""
+    s, e = word.cmap.start(0), word.cmap.end(0)
+    line = text[text.rfind("\n", 0, s) + 1:s]
+    return all((word.cmap.start(i), word.cmap.end(i)) == (s, e) for i in range(len(word.text))) \
+        and line.strip() in ("build:", "context:", "dockerfile:")
 
 
 # an InferenceService alone has no command: its words are checked where they join the

@@ -5,19 +5,23 @@ value, from the shell environment and the ``.env`` file beside the compose file 
 service's own ``environment:``, which only reaches the container.  The linting machine's own
 environment is not used (results must not differ between laptops and CI): a variable that no
 ``.env`` sets and that has no default stays unresolved.
+
+A service with ``build:`` runs the image its Dockerfile makes, when that Dockerfile is in the
+linted tree: the service's ``command:`` follows the image's ENTRYPOINT, or its base image's own
+entrypoint; the image's ENV and ``pip install`` pin apply (``_built_image``).
 """
 
 from __future__ import annotations
 
 import os
 import re
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from .. import safeio
 from ..findings import Finding
 from ..launch import Context, EnvVar, GpuRequest, Located, Port
 from ..shell import split_commands
-from ..source import MapBuilder, SourceFile, Span, VarRef, Word
+from ..source import MapBuilder, SourceFile, Span, VarRef, Word, placed_word
 from .commandline import (
     Found,
     Scope,
@@ -27,6 +31,7 @@ from .commandline import (
     parse_publish,
     parse_size,
     publish_unresolved,
+    search_script,
 )
 from .yamlnodes import (
     Doc,
@@ -39,6 +44,9 @@ from .yamlnodes import (
     pairs,
     with_template_refs,
 )
+
+if TYPE_CHECKING:
+    from .dockerfile import BuiltImage
 
 DOTENV_MAX_BYTES = 1024 * 1024
 _INTERP = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?+])((?:[^{}]|\{[^}]*\})*))?\}"
@@ -156,6 +164,11 @@ def _service(doc: Doc, name: str, name_node: Any, svc: Any, variables: dict[str,
             key, eq, value = w.text.partition("=")
             env[key] = EnvVar(key, value if eq and not w.unresolved else None,
                               w.sub(len(key) + 1) if eq else w.span)
+    built = _built_image(doc, get(svc, "build"), word, found)
+    if built is not None:
+        # the image's ENV is the container's environment under the service's `environment:`
+        image_env, at = built[0].env, built[1]
+        env = {**{k: EnvVar(k, v, at) for k, v in image_env.items()}, **env}
     gpus = _gpus(doc, svc, word)
     ipc = get(svc, "ipc")
     shm_size = get(svc, "shm_size")
@@ -189,7 +202,11 @@ def _service(doc: Doc, name: str, name_node: Any, svc: Any, variables: dict[str,
                     if is_scalar(nm) and nm.value == "host" else None)
     image_node = get(svc, "image")
     image = None
-    if is_scalar(image_node):
+    if built is not None:
+        # with `build:`, `image:` only names what the build makes; what runs is the build
+        base_text = built[0].base
+        image = Located(base_text, built[1], doc.source) if base_text is not None else None
+    elif is_scalar(image_node):
         iw = word(image_node)
         image = Located(iw.text, iw.span, doc.source)
     probes = ("healthcheck",) if is_map(get(svc, "healthcheck")) and \
@@ -208,7 +225,9 @@ def _service(doc: Doc, name: str, name_node: Any, svc: Any, variables: dict[str,
         ports=tuple(ports),
         host_network=host_network,
     )
-    scope = Scope(doc.source, ctx, env=env)
+    pin = Located(built[0].pin, built[1], doc.source) \
+        if built is not None and built[0].pin is not None else None
+    scope = Scope(doc.source, ctx, env=env, version_pin=pin)
     entrypoint = get(svc, "entrypoint")
     command = get(svc, "command")
     ep_words, ep_list = _argv(doc, entrypoint, word)
@@ -217,6 +236,9 @@ def _service(doc: Doc, name: str, name_node: Any, svc: Any, variables: dict[str,
     scope.list_form = bool(list_form)
     if entrypoint is not None:
         found.extend(find_launches(ep_words + cmd_words, scope))
+    elif built is not None:
+        if command is not None:
+            found.extend(_run_built(built[0], built[1], cmd_words, scope))
     elif image is not None and image_node is not None:
         from_image = launch_from_image(image, word(image_node), cmd_words, scope)
         if from_image.launches or not cmd_words:
@@ -225,6 +247,85 @@ def _service(doc: Doc, name: str, name_node: Any, svc: Any, variables: dict[str,
             found.extend(find_launches(cmd_words, scope))
     elif cmd_words:
         found.extend(find_launches(cmd_words, scope))
+
+
+# A build context that is not a directory of the linted tree: a Git repository or a URL
+_REMOTE_CONTEXT = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|git@|github\.com/)", re.I)
+
+
+def _built_image(doc: Doc, build: Any, word: Callable[[Any], Word], found: Found
+                 ) -> tuple[BuiltImage, Span] | None:
+    """The image a service's `build:` makes, read from its Dockerfile when that is in the
+    linted tree, and where in the compose file its values are shown (the `dockerfile:` value,
+    else the `context:`, else `build:` itself).
+
+    Compose build specification (compose-spec build.md): a string is the context; `context`
+    defaults to `.` (compose-spec #376) and a relative one is resolved from the compose file's
+    folder; `dockerfile` (default `Dockerfile`) is relative to the context; `dockerfile_inline`
+    is the Dockerfile's text; `target` is the stage built.  A remote context, a value left as
+    a variable or a Dockerfile that is not there gives None: what the image runs is unknown."""
+    if build is None or doc.source.path.startswith("<"):
+        return None
+    context_node = dockerfile_node = inline = target_node = None
+    if is_scalar(build):
+        context_node = build
+    elif is_map(build):
+        context_node, dockerfile_node = get(build, "context"), get(build, "dockerfile")
+        inline, target_node = get(build, "dockerfile_inline"), get(build, "target")
+    else:
+        return None
+    values = []
+    for node in (context_node, dockerfile_node, target_node):
+        w = word(node) if is_scalar(node) else None
+        if w is not None and w.unresolved:
+            return None
+        values.append(w.text.strip() if w is not None else None)
+    context, dockerfile, target = values
+    shown_at = next((n for n in (dockerfile_node, inline, context_node) if n is not None), build)
+    at = doc.span(shown_at)
+    if is_scalar(inline):
+        text = word(inline).text
+        source = SourceFile(doc.source.path, text, "dockerfile")
+    else:
+        context = context or "."
+        if _REMOTE_CONTEXT.match(context):
+            return None
+        folder = os.path.dirname(os.path.abspath(doc.source.path))
+        path = os.path.join(folder, context, dockerfile or "Dockerfile")
+        if not os.path.lexists(path):
+            return None
+        shown = os.path.join(os.path.dirname(doc.source.path), context,
+                             dockerfile or "Dockerfile")
+        try:
+            text = safeio.read_text(path)
+        except safeio.SideFileError as err:
+            found.findings.append(safeio.side_finding(
+                os.path.normpath(shown), err,
+                f"the Dockerfile of {os.path.basename(doc.source.path)}'s build "
+                "(what the image runs is not known)"))
+            return None
+        source = SourceFile(os.path.normpath(shown), text, "dockerfile")
+    from .dockerfile import built_image  # only for a service with `build:`
+
+    image = built_image(source, target)
+    return (image, at) if image is not None else None
+
+
+def _run_built(image: BuiltImage, at: Span, args: list[Word], scope: Scope) -> Found:
+    """The launch of a built image run with the service's `command:` ``args``: the image's
+    exec-form ENTRYPOINT followed by them, else its base image's own entrypoint with them
+    (a shell-form ENTRYPOINT takes no arguments).  Words from the Dockerfile are shown at
+    ``at``; the service's keep their places."""
+    if isinstance(image.entrypoint, str):
+        return search_script(image.entrypoint, placed_word(image.entrypoint, at), scope)
+    if image.entrypoint is not None:
+        return find_launches([placed_word(w, at, quoted=True) for w in image.entrypoint] + args,
+                             scope)
+    if image.base is None:
+        return Found()
+    base = Located(image.base, at, scope.source)
+    from_image = launch_from_image(base, placed_word(image.base, at), args, scope)
+    return from_image if from_image.launches or not args else find_launches(args, scope)
 
 
 def _argv(doc: Doc, node: Any, word) -> tuple[list[Word], bool]:  # type: ignore[no-untyped-def]

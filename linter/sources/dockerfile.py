@@ -189,6 +189,15 @@ def _env_pairs(ins: _Instruction, env: dict[str, EnvVar]) -> None:
 
 
 def extract_dockerfile(source: SourceFile) -> Found:
+    stages = _stages(source)
+    if not stages:
+        return Found()
+    return _final_stage(source, stages[-1])
+
+
+def _stages(source: SourceFile) -> list[_Stage]:
+    """The build stages of a Dockerfile, in order, each with what it inherits from the stage it
+    is built `FROM`."""
     stages: list[_Stage] = []
     for ins in _instructions(source.text):
         if ins.name == "FROM":
@@ -233,9 +242,7 @@ def extract_dockerfile(source: SourceFile) -> Found:
             if pin is not None:
                 m = ins.text.find(pin.value, 0)
                 stages[-1].pin = Located(pin.value, ins.cmap.span(m, m + len(pin.value)), source)
-    if not stages:
-        return Found()
-    return _final_stage(source, stages[-1])
+    return stages
 
 
 def _copy(ins: _Instruction, workdir: str) -> tuple[str, str, bool] | None:
@@ -320,13 +327,63 @@ def _follow_script(source: SourceFile, stage: _Stage, words: list[str], ctx: Con
     return found if found.launches else None
 
 
+def _command(stage: _Stage) -> tuple[_Instruction | None, _Instruction | None, Word | None]:
+    """The ENTRYPOINT and CMD an image built to ``stage`` runs, and the image its chain of
+    stages starts `FROM` (whose own entrypoint runs when no stage sets one).  A stage inherits
+    both from the stage it is built from; setting ENTRYPOINT resets the CMD inherited with it
+    (Dockerfile reference, "Understand how CMD and ENTRYPOINT interact"; within a stage,
+    `_stages` clears a CMD that an ENTRYPOINT follows)."""
+    entry = cmd = None
+    s: _Stage | None = stage
+    while s is not None and entry is None:
+        cmd = cmd if cmd is not None else s.cmd
+        entry = s.entrypoint
+        s = s.inherited
+    root = stage
+    while root.inherited is not None:
+        root = root.inherited
+    return entry, cmd, root.image
+
+
+@dataclass(slots=True)
+class BuiltImage:
+    """What an image built from a Dockerfile starts with, for a compose service's `build:`:
+    the ENTRYPOINT and CMD its stages end with (exec form: the words; shell form: the text),
+    the image the stages start `FROM` (its own entrypoint runs when no stage sets one), the
+    stage's ENV and the release a `RUN pip install` pins."""
+
+    base: str | None
+    entrypoint: list[str] | str | None
+    cmd: list[str] | str | None
+    env: dict[str, str]
+    pin: str | None
+
+
+def built_image(source: SourceFile, target: str | None) -> BuiltImage | None:
+    """The image a build of ``source`` makes: its last stage, or the stage named ``target``
+    (`docker build --target`); None when there is no such stage."""
+    stages = _stages(source)
+    if target is not None:
+        stage = next((s for s in stages if s.alias == target), None)
+    else:
+        stage = stages[-1] if stages else None
+    if stage is None:
+        return None
+    entry, cmd, base = _command(stage)
+
+    def form(ins: _Instruction | None) -> list[str] | str | None:
+        if ins is None:
+            return None
+        words = _json_array(ins)
+        return [w.text for w in words] if words is not None else ins.text
+
+    return BuiltImage(base.text if base is not None else None, form(entry), form(cmd),
+                      {k: v.value for k, v in stage.env.items() if v.value is not None},
+                      stage.pin.value if stage.pin is not None else None)
+
+
 def _final_stage(source: SourceFile, stage: _Stage) -> Found:
-    entry, cmd = stage.entrypoint, stage.cmd
-    origin = stage
-    while origin.inherited is not None and entry is None and cmd is None:
-        origin = origin.inherited
-        entry, cmd = origin.entrypoint, origin.cmd
-    base = origin.image
+    entry, cmd, base = _command(stage)
     ctx = Context(kind="dockerfile",
                   image=Located(base.text, base.span, source) if base is not None else None)
     scope = Scope(source, ctx, env=dict(stage.env), version_pin=stage.pin)

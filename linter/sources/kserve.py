@@ -58,7 +58,7 @@ from .. import images
 from ..findings import Finding, Severity
 from ..launch import ENTRY_VLLM_SERVE, VLLM, Context, EnvVar, Launch, Located
 from ..shell import split_commands
-from ..source import CharMap, SourceFile, Span, VarRef, Word, unknown_words
+from ..source import CharMap, SourceFile, Span, VarRef, Word, placed_word, unknown_words
 from .commandline import Found, compose_word
 from .yamlnodes import Doc, get, get_str, is_map, is_scalar, is_seq, items, key_node, str_map
 from ..records import dataclass, field, replace
@@ -191,8 +191,7 @@ def _one_ref_per_place(word: Word) -> Word:
 
 def _value_word(text: str, node: Any, doc: Doc) -> Word:
     """A synthesised word whose every character points at ``node``."""
-    span = doc.span(node)
-    return Word(text, CharMap.table([span.start] * len(text), [span.end] * len(text), span.end))
+    return placed_word(text, doc.span(node))
 
 
 def _model_word(doc: Doc, uri: Any) -> Word:

@@ -39,7 +39,7 @@ from .. import images
 from ..engines.catalog import vllm_catalog, vllm_versions
 from ..findings import Finding, Severity
 from ..launch import ENTRY_VLLM_API_SERVER, VLLM, Context, EnvVar, Launch, Located
-from ..source import CharMap, VarRef, Word, unknown_words
+from ..source import CharMap, VarRef, Word, placed_word, unknown_words
 from ..yamlsrc import YamlError, compose_documents
 from .commandline import Found
 from .yamlnodes import Doc, get, get_str, is_map, is_scalar, items, pairs
@@ -80,8 +80,7 @@ def _unknown_value(node: Any, doc: Doc, name: str) -> Word:
     it as the engine's JSON)."""
     span = doc.span(node)
     text = doc.text[node.start_mark.index:node.end_mark.index].strip() or name
-    return Word(text, CharMap.table([span.start] * len(text), [span.end] * len(text), span.end),
-                False, (VarRef(name, span),))
+    return placed_word(text, span, False, (VarRef(name, span),))
 
 
 def _marker(node: Any, doc: Doc, name: str, option: str | None = None) -> Word:

@@ -122,6 +122,8 @@ class Context:
     replicas: Located | None = None
     group_size: Located | None = None  # LeaderWorkerSet spec.leaderWorkerTemplate.size
     image: Located | None = None
+    # the Dockerfile a compose `build:` makes the image from (its real path), when it was read
+    built_from: str | None = None
     gpus: GpuRequest | None = None
     gpu_requests_only: Located | None = None  # nvidia.com/gpu in requests without limits
     node_labels: Mapping[str, Located] = field(default_factory=dict)

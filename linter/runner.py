@@ -158,7 +158,11 @@ def read_files(paths: list[str], stdin_text: str | None = None,
 
         found, joined = join_kserve(run.files)
         run.findings.extend(found)
+    # a Dockerfile that a compose service in this run is built from: its launch is checked there
+    built = {la.context.built_from for r in run.files for la in r.launches if la.context.built_from}
     for result in named:
+        if built and os.path.realpath(result.source.path) in built:
+            continue
         if id(result) not in joined and not any(
                 f.severity is Severity.ERROR or f.code == "MG011" for f in result.findings):
             no_launch = no_launch_found(result.source)

@@ -135,3 +135,16 @@ def test_a_fifo_dockerfile_is_a_finding(tmp_path: Path, capsys) -> None:
     (f,) = findings
     assert (code, f["code"]) == (1, "MG001")
     assert "Dockerfile" in f["path"] and "build" in f["message"]
+
+
+def test_a_dockerfile_a_service_builds_is_not_nothing_checked(tmp_path: Path, capsys) -> None:
+    """Named together (pre-commit names every changed file), the Dockerfile's image is checked
+    through the service that builds it; named alone, it says nothing was checked there."""
+    dockerfile = tmp_path / "Dockerfile"
+    dockerfile.write_text("FROM vllm/vllm-openai:v0.10.2\n")
+    path = compose(tmp_path, ".")
+    main(["--format", "json", str(path), str(dockerfile)])
+    report = json.loads(capsys.readouterr().out)
+    assert [f["code"] for f in report["findings"]] == ["MG101"]  # 2 GPUs for tp 1, in compose
+    code, findings = lint(capsys, dockerfile)
+    assert (code, [f["code"] for f in findings]) == (0, ["MG017"])

@@ -224,6 +224,7 @@ def _service(doc: Doc, name: str, name_node: Any, svc: Any, variables: dict[str,
         probes=probes,
         ports=tuple(ports),
         host_network=host_network,
+        built_from=built[0].path if built is not None else None,
     )
     pin = Located(built[0].pin, built[1], doc.source) \
         if built is not None and built[0].pin is not None else None
@@ -307,7 +308,7 @@ def _built_image(doc: Doc, build: Any, word: Callable[[Any], Word], found: Found
         source = SourceFile(os.path.normpath(shown), text, "dockerfile")
     from .dockerfile import built_image  # only for a service with `build:`
 
-    image = built_image(source, target)
+    image = built_image(source, target, None if is_scalar(inline) else os.path.realpath(path))
     return (image, at) if image is not None else None
 
 

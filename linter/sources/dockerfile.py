@@ -357,9 +357,11 @@ class BuiltImage:
     cmd: list[str] | str | None
     env: dict[str, str]
     pin: str | None
+    path: str | None  # the Dockerfile's real path (None for an inline one)
 
 
-def built_image(source: SourceFile, target: str | None) -> BuiltImage | None:
+def built_image(source: SourceFile, target: str | None, path: str | None = None
+                ) -> BuiltImage | None:
     """The image a build of ``source`` makes: its last stage, or the stage named ``target``
     (`docker build --target`); None when there is no such stage."""
     stages = _stages(source)
@@ -379,7 +381,7 @@ def built_image(source: SourceFile, target: str | None) -> BuiltImage | None:
 
     return BuiltImage(base.text if base is not None else None, form(entry), form(cmd),
                       {k: v.value for k, v in stage.env.items() if v.value is not None},
-                      stage.pin.value if stage.pin is not None else None)
+                      stage.pin.value if stage.pin is not None else None, path)
 
 
 def _final_stage(source: SourceFile, stage: _Stage) -> Found:

@@ -40,7 +40,7 @@ import bisect
 import json
 import re
 from collections import Counter
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any, Literal, NamedTuple
 
 from ..catalog.data import read_text
@@ -397,6 +397,7 @@ def _vllm_history() -> dict[str, Any]:
     return json.loads(read_text("flags", "vllm-history.json"))
 
 
+@cache
 def vllm_versions() -> tuple[str, ...]:
     """Catalogued vLLM releases, oldest first."""
     return tuple(_vllm_history()["releases"])
@@ -405,6 +406,7 @@ def vllm_versions() -> tuple[str, ...]:
 _POST = re.compile(r"\.?post\d+$")
 
 
+@lru_cache(maxsize=256)  # a pure function of the string: once per release a run names
 def choose_vllm_version(requested: str | None) -> VersionChoice:
     """The catalogued release to check a launch pinned at ``requested`` against.
 

@@ -187,16 +187,18 @@ class _Walker(ModelMixin, ConfigMixin):
                 only_positionals = True
                 i += 1
                 continue
-            if word.may_split and not text.startswith("-"):
+            # (``word.unresolved`` first: most words hold no variable, and ``may_split`` runs
+            # a generator per word)
+            if word.unresolved and word.may_split and not text.startswith("-"):
                 self.unknown_words = self.unknown_words or word
                 if word.may_set_anything:
                     self.b.open_span = self.b.open_span or word.span
                 i += 1
                 continue
-            if text.startswith("-O") and self._o_is_preprocessed():
-                i = self._optimization_level(i)
-                continue
             if text.startswith("-O"):
+                if self._o_is_preprocessed():
+                    i = self._optimization_level(i)
+                    continue
                 key = self._o_level_key()
                 nxt = self._compilation_level(i, key) if key is not None else None
                 if nxt is not None:
@@ -689,7 +691,7 @@ class _Walker(ModelMixin, ConfigMixin):
                    start: int, end: int, negative: bool, subkeys: tuple[str, ...]) -> None:
         raw = word.text[start:end]
         value_span = word.sub(start, end)
-        refs = self.b.unresolved_in(word, value_span)
+        refs = self.b.unresolved_in(word, value_span) if word.unresolved else ()
         if refs:
             self.b.report_unresolved(spec, refs)
             self._unknown(spec, written, flag_span, value_span=value_span, raw=raw)

@@ -11,6 +11,7 @@ import json
 import re
 from typing import Any
 
+from .. import bounds
 from .catalog import OptionSpec
 from .invocation import NEGATIVE_NUMBER, classify
 
@@ -123,8 +124,6 @@ def convert(spec: OptionSpec, raw: str) -> tuple[Any, str | None]:
     (or, for a size no deployment has, one saying so: see linter/bounds.py)."""
     value, error = _convert(spec, raw)
     if error is None and isinstance(value, int) and not isinstance(value, bool):
-        from .. import bounds
-
         upper = (bounds.MAX_GPUS if spec.key in _GPU_BOUNDED
                  else bounds.MAX_TOKENS if spec.key in _TOKEN_BOUNDED else None)
         if upper is not None and value > upper:

@@ -10,6 +10,7 @@ import os
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from .catalog import knowledge
 from .engines import ENGINES
 from .engines.adapter import LLAMA_ARGS, PARALLEL_LAYOUT, VLLM_ARGS
 from .launch import MULTI_NODE_LEADER, Context, GpuRequest, Launch
@@ -226,8 +227,6 @@ def model_facts(inv: Invocation, launch: Launch, settings: Settings,
                 local_dirs: dict[tuple[str, str], str | None] | None = None) -> ModelFacts | None:
     """None when the launch names no usable model (unknown, unresolved, or no model at all).
     ``local_dirs`` keeps a run's answers of `_local_dir` (a stat per launch otherwise)."""
-    from .catalog import knowledge
-
     model = inv.model
     if model is None or not model.known or not model.value:
         return None
@@ -276,8 +275,6 @@ def model_facts(inv: Invocation, launch: Launch, settings: Settings,
 @lru_cache(maxsize=1024)
 def _builtin_model(ref: str) -> ModelMatch | None:
     """Catalog look-ups repeat across files (the same model in many manifests)."""
-    from .catalog import knowledge
-
     return knowledge.resolve_model(ref)
 
 
@@ -384,8 +381,6 @@ def gpu_facts(launch: Launch, settings: Settings, cli_gpu: str | None,
               cli_per_node: int | None) -> GpuFacts | None:
     """The GPUs a launch gets and their type; None when it runs on accelerators that are not
     GPUs (TPUs), where every GPU rule stays silent."""
-    from .catalog import knowledge
-
     ctx = launch.context
     if ctx.tpu is not None:
         return None  # TPU chips: no GPU type, count or node of GPUs (Context.tpu)

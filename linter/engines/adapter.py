@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
-from ..records import dataclass
+from ..records import dataclass, fields
 
 if TYPE_CHECKING:
     from ..deployment import Deployment
@@ -102,4 +102,14 @@ class Engine:
     choose_release: Callable[[str | None], "VersionChoice"] | None = None
 
     def has(self, *capabilities: str) -> bool:
-        return all(c in self.capabilities for c in capabilities)
+        return self.capabilities.issuperset(capabilities)
+
+    def __hash__(self) -> int:
+        """The hash of the fields, as a frozen record has it, computed once: an engine keys the
+        per-launch look-ups of ``rules.checks_for``, ``settings_read`` and ``checks_stating``
+        (24 fields hashed several times per launch)."""
+        found = self.__dict__.get("_hash")
+        if found is None:
+            found = self.__dict__["_hash"] = hash(tuple(getattr(self, f.name)
+                                                        for f in fields(self)))
+        return found  # type: ignore[no-any-return]

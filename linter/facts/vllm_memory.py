@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from functools import cached_property
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..catalog import knowledge
@@ -137,6 +138,9 @@ def vllm_budget(d: Deployment) -> VllmBudget | None:
     return d.derived("memory.vllm_budget", _compute_vllm_budget)
 
 
+_KNOWN = attrgetter("known")
+
+
 def _compute_vllm_budget(d: Deployment) -> VllmBudget | None:
     inv, lay, model, g = d.inv, d.layout, d.model, d.gpu
     if not d.adapter.has(VLLM_ARGS) or lay is None or not lay.known or model is None \
@@ -147,9 +151,9 @@ def _compute_vllm_budget(d: Deployment) -> VllmBudget | None:
     shape, spec = model.shape, g.spec
     util_s, kvmem_s, off_s = inv.gpu_memory_utilization, inv.kv_cache_memory_bytes, \
         inv.cpu_offload_gb
-    if not all(s.known for s in (util_s, kvmem_s, off_s, inv.dtype, inv.quantization,
-                                 inv.kv_cache_dtype, inv.enable_lora,
-                                 inv.decode_context_parallel_size)):
+    if not all(map(_KNOWN, (util_s, kvmem_s, off_s, inv.dtype, inv.quantization,
+                            inv.kv_cache_dtype, inv.enable_lora,
+                            inv.decode_context_parallel_size))):
         return None
     util = util_s.value
     if not isinstance(util, (int, float)) or not 0 < util <= 1:

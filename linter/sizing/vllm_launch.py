@@ -6,9 +6,12 @@ budget needs is unknown or broken (the rules then stay silent).
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from . import vllm_budget as vb
+from ..catalog import knowledge
+from ..engines.adapter import VLLM_ARGS
 from ..records import dataclass
 
 if TYPE_CHECKING:
@@ -57,9 +60,10 @@ def launch_memory(d: Deployment, max_model_len: int) -> LaunchMemory | None:
                      lambda dep: _compute(dep, max_model_len))
 
 
-def _compute(d: Deployment, max_model_len: int) -> LaunchMemory | None:
-    from ..engines.adapter import VLLM_ARGS
+_KNOWN = attrgetter("known")
 
+
+def _compute(d: Deployment, max_model_len: int) -> LaunchMemory | None:
     inv, lay, model, g = d.inv, d.layout, d.model, d.gpu
     if not d.adapter.has(VLLM_ARGS) or lay is None or not lay.known or model is None \
             or model.shape is None:
@@ -69,7 +73,7 @@ def _compute(d: Deployment, max_model_len: int) -> LaunchMemory | None:
     settings = (inv.gpu_memory_utilization, inv.kv_cache_memory_bytes, inv.cpu_offload_gb,
                 inv.max_num_seqs, inv.max_num_batched_tokens, inv.enforce_eager,
                 inv.decode_context_parallel_size, inv.enable_lora)
-    if not all(s.known for s in settings):
+    if not all(map(_KNOWN, settings)):
         return None
     dcp = _int(inv.decode_context_parallel_size) or 1
     pcp = lay.pcp.value
@@ -97,8 +101,6 @@ def _compute(d: Deployment, max_model_len: int) -> LaunchMemory | None:
     if (inv.max_num_seqs.value is not None and not seqs) or \
             (inv.max_num_batched_tokens.value is not None and not tokens):
         return None
-    from ..catalog import knowledge
-
     shape = model.shape
     if lay.pp.value > shape.layers or max_model_len <= 0:
         return None  # vLLM refuses the layout itself
@@ -159,8 +161,6 @@ def lora_slots(d: Deployment, shape: ModelShape, activation_bits: float) -> vb.L
     """The adapter slots --enable-lora allocates (None when vLLM would size them in a way the
     budget does not follow: an unknown model class, MoE, --lora-target-modules, a rank vLLM
     rejects)."""
-    from ..catalog import knowledge
-
     inv = d.inv
     family = LORA_FAMILIES.get(shape.family)
     if family is None or knowledge.lora_modules(shape) is None:

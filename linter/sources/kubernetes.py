@@ -28,6 +28,7 @@ from .kserve import LLMISVC_CONFIG_KINDS, LLMISVC_KINDS, MAIN_CONTAINER, PRESET_
 from .yamlnodes import (
     MAX_VISITS,
     Doc,
+    Keys,
     get,
     get_str,
     is_map,
@@ -66,27 +67,30 @@ def extract_object(doc: Doc, root: Any, found: Found, services: list, hpas: list
                    ignores: list) -> None:
     """One object (recursing into `kind: List`).  ``ignores`` collects (span, codes) of objects
     and pod templates annotated `mgpu-lint/ignore`."""
-    kind = get_str(root, "kind") or ""
-    if kind.endswith("List") and is_seq(get(root, "items")):
-        for item in items(get(root, "items")):
+    top = Keys(root)
+    kind = top.get_str("kind") or ""
+    if kind.endswith("List") and is_seq(top.get("items")):
+        for item in items(top.get("items")):
             extract_object(doc, item, found, services, hpas, ignores)
         return
-    meta = get(root, "metadata")
-    name = get_str(meta, "name") or ""
-    namespace = get_str(meta, "namespace")
+    meta = top.get("metadata")
+    meta_keys = Keys(meta)
+    name = meta_keys.get_str("name") or ""
+    namespace = meta_keys.get_str("namespace")
     if kind == "Service":
         services.append(_service(doc, root, name, namespace))
         return
     if kind == "HorizontalPodAutoscaler":
         hpas.append(_hpa(doc, root, name, namespace))
         return
-    annotations = str_map(get(meta, "annotations"))
+    annotations = str_map(meta_keys.get("annotations"))
     if IGNORE_ANNOTATION in annotations:
         ignores.append((doc.span(root), annotations[IGNORE_ANNOTATION]))
-    replicas_node = get(root, "spec", "replicas")
+    spec = Keys(top.get("spec"))
+    replicas_node = spec.get("replicas")
     replicas = (Located(replicas_node.value, doc.span(replicas_node), doc.source)
                 if is_scalar(replicas_node) else None)
-    size_node = get(root, "spec", "leaderWorkerTemplate", "size")
+    size_node = spec.get("leaderWorkerTemplate", "size")
     size = (Located(size_node.value, doc.span(size_node), doc.source)
             if is_scalar(size_node) else None)
     base = Context(
@@ -132,7 +136,7 @@ def extract_object(doc: Doc, root: Any, found: Found, services: list, hpas: list
             # KubeRay-style groups (RayCluster, RayService, aibrix RayClusterFleet …): the
             # operator injects /dev/shm and the GPUs belong to the Ray cluster
             ray_cluster=base.ray_cluster or role in ("ray-head", "ray-worker"),
-            pod_labels=str_map(get(template_meta, "labels")) or str_map(get(meta, "labels")),
+            pod_labels=str_map(get(template_meta, "labels")) or str_map(meta_keys.get("labels")),
             annotations={**annotations, **template_annotations},
         )
         workers = None
@@ -157,14 +161,28 @@ def _ray_cluster_spec(root: Any, head_pod: Any) -> Any:
     return None
 
 
-def _pod_specs(node: Any, meta: Any, role: str | None, visits: list[int], depth: int):
-    """(pod spec, template metadata, role) for every pod template inside an object."""
+def _pod_specs(node: Any, meta: Any, role: str | None, visits: list[int], depth: int,
+               keys: Keys | None = None) -> list[tuple[Any, Any, str | None]]:
+    """(pod spec, template metadata, role) for every pod template inside an object.
+
+    Every node up to the depth and visit bounds counts as visited, scalars too, but only
+    mappings and sequences are walked into; a mapping's keys are indexed once (``keys``, given
+    by the parent that already indexed it to read its ``spec``)."""
+    out: list[tuple[Any, Any, str | None]] = []
+    _walk_pod_specs(node, meta, role, visits, depth, keys, out)
+    return out
+
+
+def _walk_pod_specs(node: Any, meta: Any, role: str | None, visits: list[int], depth: int,
+                    keys: Keys | None, out: list) -> None:
     if depth > 24 or visits[0] > MAX_VISITS:
         return
     visits[0] += 1
     if is_map(node):
-        if is_seq(get(node, "containers")):
-            yield node, meta, role
+        if keys is None:
+            keys = Keys(node)
+        if is_seq(keys.get("containers")):
+            out.append((node, meta, role))
             return
         for key, _, value in pairs(node):
             sub_role = role
@@ -176,12 +194,20 @@ def _pod_specs(node: Any, meta: Any, role: str | None, visits: list[int], depth:
                 sub_role = "ray-worker"
             elif key in ("predictor", "transformer", "explainer"):
                 sub_role = key
-            sub_meta = get(value, "metadata") if is_map(value) and is_map(get(value, "spec")) \
-                else meta
-            yield from _pod_specs(value, sub_meta, sub_role, visits, depth + 1)
+            if is_map(value):
+                sub = Keys(value)
+                sub_meta = sub.get("metadata") if is_map(sub.get("spec")) else meta
+                _walk_pod_specs(value, sub_meta, sub_role, visits, depth + 1, sub, out)
+            elif is_seq(value):
+                _walk_pod_specs(value, meta, sub_role, visits, depth + 1, None, out)
+            elif depth + 1 <= 24 and visits[0] <= MAX_VISITS:
+                visits[0] += 1  # a scalar: visited, nothing inside
     elif is_seq(node):
         for item in node.value:
-            yield from _pod_specs(item, meta, role, visits, depth + 1)
+            if is_map(item) or is_seq(item):
+                _walk_pod_specs(item, meta, role, visits, depth + 1, None, out)
+            elif depth + 1 <= 24 and visits[0] <= MAX_VISITS:
+                visits[0] += 1
 
 
 def _node_labels(doc: Doc, pod: Any) -> dict[str, Located]:
@@ -355,13 +381,14 @@ def _tpus(doc: Doc, container: Any) -> Located | None:
 def _extract_container(doc: Doc, container: Any, ctx: Context,
                        volumes: dict[str, tuple[str, Any]], found: Found,
                        workers: Context | None = None) -> None:
-    image_node = get(container, "image")
-    command = get(container, "command")
-    args = get(container, "args")
+    c = Keys(container)
+    image_node = c.get("image")
+    command = c.get("command")
+    args = c.get("args")
     if image_node is None and command is None and args is None:
         return
     env = _env(doc, container, _lws_env(ctx))
-    name_node = get(container, "name")
+    name_node = c.get("name")
     gpus, requests_only = _gpus(doc, container)
     if gpus is None and requests_only is None and workers is not None:
         # a KubeRay head without GPUs of its own: its GPU worker group's, per pod
@@ -370,7 +397,7 @@ def _extract_container(doc: Doc, container: Any, ctx: Context,
     shm: Located | None = None
     shm_bytes: int | None = None
     mounts: dict[str, Located] = {}
-    for mount in items(get(container, "volumeMounts")):
+    for mount in items(c.get("volumeMounts")):
         path = get_str(mount, "mountPath")
         vol = volumes.get(get_str(mount, "name") or "")
         if not path or vol is None:
@@ -383,7 +410,7 @@ def _extract_container(doc: Doc, container: Any, ctx: Context,
             shm = Located("emptyDir medium: Memory" + (f" (sizeLimit {limit})" if limit else ""),
                           doc.span(get(mount, "mountPath")), doc.source)
     ports: list[Port] = []
-    for p in items(get(container, "ports")):
+    for p in items(c.get("ports")):
         cport = get_str(p, "containerPort")
         hport = get(p, "hostPort")
         cport_int = int(cport) if cport and cport.isdigit() else None
@@ -394,10 +421,10 @@ def _extract_container(doc: Doc, container: Any, ctx: Context,
             ports.append(Port(cport_int, False, "", doc.span(get(p, "containerPort")),
                               "containerPort"))
     probes = tuple(k for k in ("readinessProbe", "startupProbe", "livenessProbe")
-                   if get(container, k) is not None)
+                   if c.get(k) is not None)
     http_probes = tuple(
-        HttpProbe(k, node.value, get_str(container, k, "httpGet", "port"), doc.span(node))
-        for k in probes for node in (get(container, k, "httpGet", "path"),)
+        HttpProbe(k, node.value, c.get_str(k, "httpGet", "port"), doc.span(node))
+        for k in probes for node in (c.get(k, "httpGet", "path"),)
         if is_scalar(node) and isinstance(node.value, str))
     image = (Located(image_node.value, doc.span(image_node), doc.source)
              if is_scalar(image_node) else None)

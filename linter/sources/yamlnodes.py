@@ -107,6 +107,34 @@ def get(node: Any, *path: str) -> Any:
     return node
 
 
+class Keys:
+    """A mapping node's keys indexed once, for a caller that looks up many of them (a
+    container's dozen fields): ``keys.get(k)`` is ``get(node, k)`` without a scan of the pairs
+    per key.  A non-mapping indexes as empty."""
+
+    __slots__ = ("node", "index")
+
+    def __init__(self, node: Any) -> None:
+        self.node = node
+        # last pair of a key wins, as in `get`; a collection key equals no string key
+        self.index: dict[str, Any] = (
+            {k.value: v for k, v in node.value if type(k).__name__ == "ScalarNode"}
+            if is_map(node) else {})
+
+    def get(self, key: str, *path: str) -> Any:
+        found = self.index.get(key)
+        if found is None and "<<" in self.index:
+            # a merge key: the merged mappings' pairs, as `get` reads them
+            for k, _, v in pairs(self.node):
+                if k == key:
+                    found = v
+        return get(found, *path) if path else found
+
+    def get_str(self, key: str, *path: str) -> str | None:
+        n = self.get(key, *path)
+        return n.value if is_scalar(n) else None
+
+
 def get_str(node: Any, *path: str) -> str | None:
     n = get(node, *path)
     return n.value if is_scalar(n) else None

@@ -178,8 +178,14 @@ class CharMap:
 
     def compose(self, outer: "CharMap") -> "CharMap":
         """This map expressed in ``outer``'s parent (self's parent is outer's derived string)."""
-        if self._d is None and outer._d is None:
-            return CharMap(outer.base + self.base, self.length, tail=outer.start(self.tail))
+        if self._d is None:
+            if outer._d is None:
+                return CharMap(outer.base + self.base, self.length, tail=outer.start(self.tail))
+            if 0 <= self.base and self.base + self.length <= outer.length:
+                # a verbatim slice of outer's string (a word of a `sh -c` block scalar): the
+                # same runs the loop below would add, taken from outer's without per-run
+                # piece arithmetic
+                return outer.slice(self.base, self.base + self.length, outer.start(self.tail))
         b = MapBuilder()
         for _d, n, s, ss, e, es in self.iter_runs():
             k = 0

@@ -215,6 +215,23 @@ def test_charmap_runs_answer_as_per_character_tables() -> None:
             _same(inner.compose(ref), composed)
 
 
+def test_charmap_compose_of_a_verbatim_slice() -> None:
+    """A linear map composed with a map of runs (compose's slice path) answers as the
+    per-character tables do, at every place of the slice and past its ends."""
+    import random
+
+    rng = random.Random(21)
+    for _ in range(500):
+        ref = _random_table(rng, rng.randint(0, 60))
+        cmap = CharMap.table(ref.starts, ref.ends, ref.tail)
+        n = len(ref.starts)
+        i = rng.randint(0, n)
+        j = rng.randint(i, n)
+        tail = rng.randint(j, n)
+        inner = _Reference(list(range(i, j)), list(range(i + 1, j + 1)), tail)
+        _same(inner.compose(ref), CharMap(i, j - i, tail=tail).compose(cmap))
+
+
 def test_long_words_keep_exact_positions_in_a_few_runs() -> None:
     """A 1 MiB shell word with an expansion and escapes inside double quotes, and the same value
     as a YAML double-quoted scalar: each character maps to its place, and the map's size is the

@@ -148,13 +148,17 @@ Definer = Callable[[str], "Word | None"]
 class _WordBuilder:
     """Builds the word being lexed; unquoted expansions may end it and start new ones (field
     splitting), whose finished words wait in ``fields``.  The characters' places are kept as runs
-    (``MapBuilder``), so a long word costs memory per change of mapping, not per character."""
+    (``MapBuilder``), so a long word costs memory per change of mapping, not per character.
+    Most words are one piece of literal text (`--port`, `8000`): until a second piece comes,
+    ``_map`` is None and the piece's start is ``_one``, and the word's map is built directly."""
 
-    __slots__ = ("chars", "map", "quoted", "unresolved", "begin", "fields", "_head", "_scanned")
+    __slots__ = ("chars", "_map", "_one", "quoted", "unresolved", "begin", "fields", "_head",
+                 "_scanned")
 
     def __init__(self) -> None:
         self.chars: list[str] = []
-        self.map = MapBuilder()
+        self._map: MapBuilder | None = None
+        self._one = -1
         self.quoted = False
         self.unresolved: list[VarRef] = []
         self.begin = -1
@@ -162,12 +166,25 @@ class _WordBuilder:
         self._head: bool | None = None  # the word so far starts with NAME= / NAME+= (decided)
         self._scanned = 0  # pieces of ``chars`` looked at for ``_head``
 
+    @property
+    def map(self) -> MapBuilder:
+        """The places of the characters so far (built on the word's second piece)."""
+        m = self._map
+        if m is None:
+            m = self._map = MapBuilder()
+            if self._one >= 0:
+                m.linear(self._one, len(self.chars[0]))
+        return m
+
     def add(self, text: str, start: int) -> None:
         """Literal text copied from the source starting at ``start``."""
         if self.begin < 0:
             self.begin = start
+        if self._map is None and not self.chars:
+            self._one = start
+        else:
+            self.map.linear(start, len(text))
         self.chars.append(text)
-        self.map.linear(start, len(text))
 
     def add_char(self, ch: str, start: int, end: int) -> None:
         if self.begin < 0:
@@ -220,7 +237,8 @@ class _WordBuilder:
         if self.chars or self.quoted:
             self.fields.append(self.build(at))
         self.chars = []
-        self.map = MapBuilder()
+        self._map = None
+        self._one = -1
         self.quoted = False
         self.unresolved = []
         self.begin = -1
@@ -252,7 +270,11 @@ class _WordBuilder:
 
     def build(self, tail: int) -> Word:
         text = "".join(self.chars)
-        cmap = self.map.build(tail)
+        if self._map is None:
+            # one literal piece (or none): what MapBuilder.build gives for one verbatim run
+            cmap = CharMap(self._one, len(text), tail=tail)
+        else:
+            cmap = self.map.build(tail)
         if not text:
             cmap = CharMap(self.begin, 0, tail=self.begin)
         return Word(text, cmap, self.quoted, tuple(self.unresolved))

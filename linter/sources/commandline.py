@@ -150,6 +150,8 @@ def search_script(text: str, outer: Word | None, scope: Scope,
 def compose_word(inner: Word, outer: Word) -> Word:
     """A word lexed from ``outer.text``, mapped to the file through ``outer``'s map."""
     cmap = inner.cmap.compose(outer.cmap)
+    if not inner.unresolved and not outer.unresolved:
+        return Word(inner.text, cmap, inner.quoted or outer.quoted)
     span = cmap.to_span()
     # the outer word's own unresolved references (kept as literal text) belong to the inner
     # words that contain them, not to every word of the script

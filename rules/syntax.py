@@ -177,9 +177,11 @@ RULES: list[Rule] = [
         vLLM's demo server (`python -m vllm.entrypoints.api_server`) has no positional
         argument in any release: a positional model is "unrecognized arguments".
 
-        Also reported: `serve` repeated after an image whose entrypoint is already
-        `vllm serve` (`args: ["serve", "meta-llama/…"]` runs `vllm serve serve …`), and the
-        model given both as the positional argument and with `--model`.
+        Also reported: the program repeated after an image whose entrypoint already runs
+        vLLM -- `args: ["serve", "meta-llama/…"]` runs `vllm serve serve …`, and a compose
+        `command: vllm serve …` or `python3 -m vllm.entrypoints.openai.api_server …` becomes
+        arguments of the image's own `vllm serve` (both exit: "unrecognized arguments") -- and
+        the model given both as the positional argument and with `--model`.
 
         Use instead: `vllm serve MODEL [options]`, or `--model MODEL` with the api_server
         module.

@@ -317,6 +317,43 @@ TABLE: list[Behaviour] = [
               {"MG016": "error"},
               files={"Dockerfile": "FROM ubuntu:22.04\nENTRYPOINT python3 -m "
                                    "vllm.entrypoints.openai.api_server\n"}),
+    Behaviour("image-entrypoint-repeated-vllm-serve", "compose.yaml",
+              "the image runs `vllm serve vllm serve MODEL`: model_tag is `vllm`, the other "
+              "two words are unrecognized arguments",
+              "vllm/entrypoints/launchers/cli_args.py make_arg_parser (model_tag, nargs='?'); "
+              "vllm/entrypoints/cli/main.py parse_args (0.30.0)",
+              {"MG016": "error"}, ("MG004", "MG010"),
+              files={"compose.yaml": "services:\n  llm:\n    image: vllm/vllm-openai:v0.30.0\n"
+                                     f"    command: [vllm, serve, {LLAMA}]\n"}),
+    Behaviour("image-entrypoint-repeated-python-m", "compose.yaml",
+              "the api_server image runs `python3 -m …api_server python3 -m …api_server --model "
+              "M`: `python3` is no option and no positional of that parser",
+              "reference vllm-versions/README.md 'Entry points' (the api_server module takes "
+              "no positional up to 0.9.2)", {"MG016": "error"}, ("MG004",),
+              files={"compose.yaml": "services:\n  llm:\n    image: vllm/vllm-openai:v0.9.2\n"
+                                     "    command: python3 -m vllm.entrypoints.openai.api_server"
+                                     f" --model {LLAMA}\n"}),
+    Behaviour("image-entrypoint-unknown-still-repeated", "compose.yaml",
+              "whichever entrypoint the 0.15 image has, `vllm serve MODEL` after it is "
+              "unrecognized arguments",
+              "vllm/entrypoints/launchers/cli_args.py make_arg_parser (0.30.0); images.md "
+              "(entrypoint of v0.10-v0.18 unknown)", {"MG016": "error"}, ("MG004",),
+              files={"compose.yaml": "services:\n  llm:\n    image: vllm/vllm-openai:v0.15.1\n"
+                                     f"    command: [vllm, serve, {LLAMA}]\n"}),
+    Behaviour("built-image-entrypoint-repeated", "compose.yaml",
+              "an image built FROM vllm/vllm-openai keeps its entrypoint: the service's "
+              "`vllm serve MODEL` is appended to it",
+              "compose-spec build.md; Dockerfile reference (ENTRYPOINT is inherited); "
+              "make_arg_parser (0.30.0)", {"MG016": "error"}, ("MG004",),
+              files={"compose.yaml": f"services:\n  llm:\n    build: .\n    command: [vllm, "
+                                     f"serve, {LLAMA}]\n",
+                     "Dockerfile": "FROM vllm/vllm-openai:v0.30.0\n"}),
+    Behaviour("own-command-is-not-repeated", "compose.yaml",
+              "with an image whose entrypoint is no engine, `vllm serve MODEL` is the command",
+              "compose-spec services.md command (overrides the image's CMD)", {},
+              ("MG016", "MG004"),
+              files={"compose.yaml": "services:\n  llm:\n    image: python:3.12\n"
+                                     f"    command: [vllm, serve, {LLAMA}]\n"}),
     # ------------------------------------------------------------ unknown flags stop argparse
     Behaviour("typo-tp", "vllm serve meta-llama/Llama-3.1-70B-Instruct --tensor-paralel-size 4",
               "exits: unrecognized arguments: --tensor-paralel-size 4 (no config is built, so "

@@ -8,9 +8,10 @@ import random
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mgpu_lint.engines import Invocation, parse_launch
 from mgpu_lint.engines.catalog import OptionSpec, vllm_catalog
-from mgpu_lint.findings import Finding
+from mgpu_lint.findings import Finding, Severity
 from mgpu_lint.launch import ENTRY_VLLM_API_SERVER
 
 from tests.conftest import DATA
@@ -295,8 +296,31 @@ def test_model_entry_points() -> None:
 def test_serve_repeated_after_image_entrypoint() -> None:
     launch = list_launch(["serve", "org/m", "--tensor-parallel-size", "2"])
     inv, findings = parse_launch(launch)
-    assert render(findings)[0].startswith("MG016 error [serve]")
+    # one error for the one cause: the model after it is not "unexpected" on its own
+    assert [line.split("]")[0] for line in render(findings)] == ["MG016 error [serve"]
     assert inv.tensor_parallel_size.value == 2
+
+
+@pytest.mark.parametrize("args, restated", [
+    (["vllm", "serve", "org/m"], "vllm serve"),
+    (["/usr/local/bin/vllm", "serve", "org/m"], "/usr/local/bin/vllm serve"),
+    (["python3", "-m", "vllm.entrypoints.openai.api_server", "--model", "org/m"],
+     "python3 -m vllm.entrypoints.openai.api_server"),
+    (["python3.12", "-m", "vllm.entrypoints.cli.main", "serve", "org/m"],
+     "python3.12 -m vllm.entrypoints.cli.main serve"),
+])
+def test_program_repeated_after_image_entrypoint(args: list[str], restated: str) -> None:
+    _, findings = parse_launch(list_launch([*args, "--tensor-parallel-size", "2"]))
+    (f,) = [f for f in findings if f.code == "MG016"]
+    assert f.severity is Severity.ERROR and f.message.startswith(f"`{restated}` repeats")
+    assert "MG004" not in codes(findings)
+
+
+def test_program_not_repeated_when_the_image_runs_no_engine() -> None:
+    """`vllm` as the model of `vllm serve` alone is not a repeated program."""
+    _, findings = parse_launch(list_launch(["vllm", "--tensor-parallel-size", "2"]))
+    assert not any(f.message.endswith("(unrecognized arguments)") and "repeats" in f.message
+                   for f in findings)
 
 
 def test_glued_list_item() -> None:

@@ -11,6 +11,7 @@ vllm-notes.md §3 and §8, vllm-versions/README.md.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -90,8 +91,9 @@ def parse_with(launch: Launch, requested: str | None, choice: VersionChoice,
     findings = b.findings
     if not launch.entry_known:
         # the image's entrypoint for this release is unknown (api_server module or `vllm
-        # serve`): how it takes the model is not judged (images.md)
-        findings = [f for f in findings if f.code != "MG016"]
+        # serve`): how it takes the model is not judged (images.md); a repeated entrypoint is
+        # rejected by both
+        findings = [f for f in findings if f.code != "MG016" or f is walker.repeated]
     return b.build(engine, launch.entry, model), findings
 
 
@@ -103,7 +105,11 @@ def _describe(occ: OptionValue) -> str:
     return f"{occ.spelling} {occ.raw}"
 
 
-_LEVELS = ("0", "1", "2", "3")  # compilation levels a bare --compilation-config took
+_LEVELS = ("0", "1", "2", "3")
+_PYTHON = re.compile(r"^python(?:\d+(?:\.\d+)?)?$")
+# the modules `python -m` starts vLLM's servers with
+_VLLM_MODULES = frozenset({"vllm.entrypoints.openai.api_server", "vllm.entrypoints.api_server",
+                           "vllm.entrypoints.cli.main"})  # compilation levels a bare --compilation-config took
 
 
 class _Walker(ModelMixin, ConfigMixin):
@@ -125,6 +131,10 @@ class _Walker(ModelMixin, ConfigMixin):
         self.api_server = launch.entry == ENTRY_VLLM_API_SERVER
         self.positional: list[Word] = []
         self.model_broken = False
+        # the arguments begin with the program the image already runs (_repeated_entrypoint):
+        # what follows is not judged as more positionals, that one error explains them
+        self.entry_repeated = False
+        self.repeated: Finding | None = None  # its MG016
         self.release_assumed = False  # no image tag, pip pin or target-version states it
         self.configs: list[tuple[Word, Span]] = []
         self.greedy: tuple[str, Word] | None = None  # last nargs='+' option and its last word
@@ -161,20 +171,52 @@ class _Walker(ModelMixin, ConfigMixin):
         )
 
     # ---------------------------------------------------------------- walking argv
+    def _repeated_entrypoint(self) -> int:
+        """How many leading arguments restate the program the image's entrypoint already runs
+        (`serve`, `vllm serve`, `python3 -m vllm.entrypoints.openai.api_server`), reported
+        once; the launch is then broken (MG016) and its model unknown.
+
+        The image appends the arguments to its entrypoint (`vllm serve` or the api_server
+        module, reference/engines/images.md), and both parsers reject these words.  In 0.30.0
+        both are built by `make_arg_parser` (vllm/entrypoints/launchers/cli_args.py), whose one
+        positional is `model_tag` (nargs="?"), and read with `parse_args` (cli/main.py;
+        launchers/api_server/entry.py `main`), which exits on any word left over ("unrecognized
+        arguments"): `vllm serve vllm serve M` has two too many (FlexibleArgumentParser.
+        parse_args, vllm/utils/argparse_utils.py, moves a `--model` value to the front but
+        keeps every other word).  The api_server module took no positional up to 0.9.2.  `-m`
+        is no option of either, unless the release's catalog has a `-m…` option argparse
+        could take it as an abbreviation of."""
+        words = self.words
+        texts = [w.text for w in words[:4]]
+        program = texts[0].rsplit("/", 1)[-1] if texts else ""
+        if texts[:1] == ["serve"] and self.launch.entry == ENTRY_VLLM_SERVE and \
+                self.launch.entry_known:
+            n = 1
+        elif program == "vllm" and texts[1:2] == ["serve"]:
+            n = 2
+        elif _PYTHON.match(program) and texts[1:2] == ["-m"] and len(texts) > 2 and \
+                texts[2] in _VLLM_MODULES and not self.catalog.prefixed("-m"):
+            n = 4 if texts[2] == "vllm.entrypoints.cli.main" and texts[3:4] == ["serve"] else 3
+        else:
+            return 0
+        restated = " ".join(texts[:n])
+        entry = ("`vllm serve`" if self.launch.entry == ENTRY_VLLM_SERVE else
+                 f"`python3 -m {self.module}`") if self.launch.entry_known else "vLLM"
+        self.b.report(
+            "MG016", Severity.ERROR,
+            f"`{restated}` repeats the image's entrypoint: the image already runs {entry}, so "
+            f"these words become its arguments and vLLM exits (unrecognized arguments)",
+            Span(words[0].span.start, words[n - 1].span.end),
+            hint=f"drop `{restated}` from the arguments: the image runs it",
+        )
+        self.repeated = self.b.findings[-1]
+        self.model_broken = True
+        self.entry_repeated = True
+        return n
+
     def walk(self) -> None:
         words = self.words
-        i = 0
-        if (self.launch.image_entrypoint and self.launch.entry == ENTRY_VLLM_SERVE and words
-                and words[0].text == "serve"):
-            self.b.report(
-                "MG016", Severity.ERROR,
-                "`serve` repeated: the image's entrypoint is already `vllm serve`, so this runs "
-                "`vllm serve serve …`; vLLM takes `serve` as the model and rejects the real one "
-                "(unrecognized arguments)",
-                words[0].span, hint="drop `serve` from the arguments",
-            )
-            self.model_broken = True
-            i = 1
+        i = self._repeated_entrypoint() if self.launch.image_entrypoint else 0
         only_positionals = False
         while i < len(words):
             word = words[i]

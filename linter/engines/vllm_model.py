@@ -52,6 +52,7 @@ class ModelMixin:
     module: str
     positional: list[Word]
     model_broken: bool
+    entry_repeated: bool
     greedy: tuple[str, Word] | None
     unknown_words: Word | None
     configs: list[tuple[Word, Span]]
@@ -67,6 +68,8 @@ class ModelMixin:
             return
         if self.unknown_words is not None and (self.positional or self.model_broken):
             return  # the unknown words before it may hold a flag that takes it as a value
+        if self.entry_repeated:
+            return  # the model after a repeated entrypoint: MG016 says why vLLM exits
         if self.positional or self.model_broken:
             taken = self.positional[0].text if self.positional else "serve"
             self.b.report(

@@ -507,6 +507,9 @@ class Builder:
     def duplicates(self, occurrences: list[OptionValue], *,
                    describe: Callable[[OptionValue], str]) -> None:
         """MG007 at each overridden occurrence of a last-one-wins option."""
+        keys = [occ.key for occ in occurrences]
+        if len(set(keys)) == len(keys):
+            return  # each option once (most launches): nothing is overridden
         by_key: dict[str, list[OptionValue]] = {}
         for occ in occurrences:
             by_key.setdefault(occ.key, []).append(occ)

@@ -123,7 +123,8 @@ class _Walker(ModelMixin, ConfigMixin):
         self.b = b
         self.catalog = catalog
         # an unquoted expansion to nothing is no argument at all (the shell drops it)
-        self.words = tuple(w for w in launch.args if w.text or w.quoted or launch.list_form)
+        self.words = tuple(launch.args) if launch.list_form else \
+            tuple(w for w in launch.args if w.text or w.quoted)
         self.substitute_for = substitute_for
         self.name = name  # the release as messages name it ("0.8.5" for the 0.8.5.post1 catalog)
         # the release whose behaviour applies: the pinned one when it names a release

@@ -387,3 +387,10 @@ def test_report_snapshot(snapshot: Any) -> None:
                "--max-lora-rank 24 --ep 2 --swap-space 16")
     _, findings = parse(command)
     assert render(findings) == snapshot
+
+
+def test_unknown_flag_value_is_not_the_model_when_model_flag_gives_it() -> None:
+    """`vllm serve --model m/x --swap-space 0` (0.30.0): parse_args moves m/x to the front and
+    argparse exits on `--swap-space 0`; `0` is never "the positional model"."""
+    _, findings = parse("vllm serve --model m/x --swap-space 0")
+    assert "MG016" not in codes(findings) and "MG004" in codes(findings)

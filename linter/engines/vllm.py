@@ -594,8 +594,10 @@ class _Walker(ModelMixin, ConfigMixin):
             # it (DECISIONS "A mistyped flag whose intent is clear …")
             self._unknown(meant.option, written, flag_span)
         # argparse leaves the words after an unknown flag as positionals; do not turn its value
-        # into a second "unexpected argument"
-        if self.positional or self.model_broken or self.api_server:
+        # into a second "unexpected argument", nor into the model when `--model` gives it
+        # (FlexibleArgumentParser.parse_args moves a `--model` value to the front, 0.30.0)
+        if self.positional or self.model_broken or self.api_server or any(
+                w.text == "--model" or w.text.startswith("--model=") for w in self.words):
             return self._skip_values(i + 1)
         return i + 1
 

@@ -145,6 +145,15 @@ class CharMap:
         j = min(max(j, i), self.length)
         if self._d is None:
             return CharMap(self.base + i, j - i, tail=self.base + j if tail is None else tail)
+        d = self._d
+        r = self._run(i)
+        if i < j and (r + 1 == len(d) or d[r + 1] >= j):
+            # inside one run (a word on one line of a block scalar): when that run is copied
+            # verbatim, the linear map MapBuilder.build would give for it
+            k = i - d[r]
+            s, e = self._s[r] + self._ss[r] * k, self._e[r] + self._es[r] * k
+            if e == s + 1 and (j - i == 1 or (self._ss[r] == 1 and self._es[r] == 1)):
+                return CharMap(s, j - i, tail=self.start(j) if tail is None else tail)
         b = MapBuilder()
         b.extend(self, i, j)
         return b.build(self.start(j) if tail is None else tail)

@@ -499,6 +499,15 @@ def split_commands(text: str, resolve: Resolver | None = None,
 
     def end_word(tail: int) -> None:
         nonlocal wb
+        chars = wb.chars
+        if wb._map is None and len(chars) == 1 and chars[0] and not wb.fields \
+                and array is None:
+            # one piece of literal text (most words): the Word take() would give, directly
+            word = Word(chars[0], CharMap(wb._one, len(chars[0]), tail=tail), wb.quoted,
+                        tuple(wb.unresolved))
+            wb = _WordBuilder()
+            one_word(word, tail)
+            return
         if wb.empty:
             return
         words = wb.take(tail)

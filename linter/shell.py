@@ -579,6 +579,8 @@ def split_commands(text: str, resolve: Resolver | None = None,
                 continue
         if ttype == "PLAIN" or ttype == "DOLLAR" or ttype == "HASH":
             wb.add(value, start)
+        elif ttype == "WS":  # the commonest token after PLAIN: tested second
+            end_word(start)
         elif ttype == "SQ":
             wb.quoted = True
             wb.mark(start)
@@ -599,8 +601,6 @@ def split_commands(text: str, resolve: Resolver | None = None,
             wb.add_char(value[1], start, end)
         elif ttype == "CONT":
             last_cont = start
-        elif ttype == "WS":
-            end_word(start)
         elif ttype == "NEWLINE":
             end_word(start)
             heredoc_next = False

@@ -38,6 +38,8 @@ ENTRY_SGLANG_SERVE = "sglang serve"  # `sglang serve --model-path M …` (consol
 # `python -m sglang_router.launch_server --model-path M --dp-size N …` (and its console scripts)
 ENTRY_SGLANG_ROUTER_SERVER = "sglang_router.launch_server"
 ENTRY_DYNAMO_SGLANG = "dynamo.sglang"  # a Dynamo worker: `python3 -m dynamo.sglang --model-path M …`
+# a Python interpreter as a command names it (`python`, `python3`, `python3.12`), its directory cut
+PYTHON_PROGRAM = re.compile(r"^python(?:\d+(?:\.\d+)?)?$")
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from functools import cached_property
 from typing import Any
 
 from ..findings import Finding, Severity
 from ..fixes import Fix, drop_flag, drop_flag_prefix, replace_span
-from ..launch import ENTRY_VLLM_API_SERVER, ENTRY_VLLM_SERVE, VLLM, Launch
+from ..launch import ENTRY_VLLM_API_SERVER, ENTRY_VLLM_SERVE, PYTHON_PROGRAM, VLLM, Launch
 from ..source import Span, Word
 from .adapter import GPU_LAYOUT, HTTP_API, PARALLEL_LAYOUT, VLLM_ARGS, Bind, Engine
 from .catalog import (
@@ -105,11 +106,10 @@ def _describe(occ: OptionValue) -> str:
     return f"{occ.spelling} {occ.raw}"
 
 
-_LEVELS = ("0", "1", "2", "3")
-_PYTHON = re.compile(r"^python(?:\d+(?:\.\d+)?)?$")
+_LEVELS = ("0", "1", "2", "3")  # compilation levels a bare --compilation-config took
 # the modules `python -m` starts vLLM's servers with
 _VLLM_MODULES = frozenset({"vllm.entrypoints.openai.api_server", "vllm.entrypoints.api_server",
-                           "vllm.entrypoints.cli.main"})  # compilation levels a bare --compilation-config took
+                           "vllm.entrypoints.cli.main"})
 
 
 class _Walker(ModelMixin, ConfigMixin):
@@ -171,6 +171,11 @@ class _Walker(ModelMixin, ConfigMixin):
                               "run `vllm serve MODEL [options]` instead",
         )
 
+    @cached_property
+    def _model_flag(self) -> bool:
+        """A `--model` word gives the model (asked once per launch, at its first unknown flag)."""
+        return any(w.text == "--model" or w.text.startswith("--model=") for w in self.words)
+
     # ---------------------------------------------------------------- walking argv
     def _repeated_entrypoint(self) -> int:
         """How many leading arguments restate the program the image's entrypoint already runs
@@ -195,7 +200,7 @@ class _Walker(ModelMixin, ConfigMixin):
             n = 1
         elif program == "vllm" and texts[1:2] == ["serve"]:
             n = 2
-        elif _PYTHON.match(program) and texts[1:2] == ["-m"] and len(texts) > 2 and \
+        elif PYTHON_PROGRAM.match(program) and texts[1:2] == ["-m"] and len(texts) > 2 and \
                 texts[2] in _VLLM_MODULES and not self.catalog.prefixed("-m"):
             n = 4 if texts[2] == "vllm.entrypoints.cli.main" and texts[3:4] == ["serve"] else 3
         else:
@@ -596,8 +601,7 @@ class _Walker(ModelMixin, ConfigMixin):
         # argparse leaves the words after an unknown flag as positionals; do not turn its value
         # into a second "unexpected argument", nor into the model when `--model` gives it
         # (FlexibleArgumentParser.parse_args moves a `--model` value to the front, 0.30.0)
-        if self.positional or self.model_broken or self.api_server or any(
-                w.text == "--model" or w.text.startswith("--model=") for w in self.words):
+        if self.positional or self.model_broken or self.api_server or self._model_flag:
             return self._skip_values(i + 1)
         return i + 1
 

@@ -25,6 +25,7 @@ from ..launch import (
     ENTRY_VLLM_DEMO,
     ENTRY_VLLM_SERVE,
     LLAMA_SERVER,
+    PYTHON_PROGRAM,
     RPC_SERVER,
     SGLANG,
     SGLANG_ROUTER,
@@ -43,7 +44,6 @@ from ..records import dataclass, field, replace
 
 MAX_NESTING = 8  # sh -c inside sh -c …: bounded
 
-_PYTHON = re.compile(r"^python(?:\d+(?:\.\d+)?)?$")
 _SHELLS = {"sh", "bash", "dash", "zsh", "ash", "ksh"}
 _API_SERVER_MODULE = "vllm.entrypoints.openai.api_server"
 # sglang-router's console scripts ([console_scripts] of the 0.3.2 wheel; `amg`, its third
@@ -289,7 +289,7 @@ def find_launches(words: list[Word], scope: Scope) -> Found:
             found.launches.append(_make(scope, VLLM, ENTRY_VLLM_SERVE, program, words[2:],
                                         prefix=(words[1],)))
         return found
-    if _PYTHON.match(name):
+    if PYTHON_PROGRAM.match(name):
         j = 1
         while j < len(words) and words[j].text.startswith("-") and words[j].text != "-m":
             j += 1

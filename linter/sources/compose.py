@@ -164,11 +164,10 @@ def _service(doc: Doc, name: str, name_node: Any, svc: Any, variables: dict[str,
             key, eq, value = w.text.partition("=")
             env[key] = EnvVar(key, value if eq and not w.unresolved else None,
                               w.sub(len(key) + 1) if eq else w.span)
-    built = _built_image(doc, get(svc, "build"), word, found)
+    built, built_at = _built_image(doc, get(svc, "build"), word, found) or (None, None)
     if built is not None:
         # the image's ENV is the container's environment under the service's `environment:`
-        image_env, at = built[0].env, built[1]
-        env = {**{k: EnvVar(k, v, at) for k, v in image_env.items()}, **env}
+        env = {**{k: EnvVar(k, v, built_at) for k, v in built.env.items()}, **env}
     gpus = _gpus(doc, svc, word)
     ipc = get(svc, "ipc")
     shm_size = get(svc, "shm_size")
@@ -204,8 +203,7 @@ def _service(doc: Doc, name: str, name_node: Any, svc: Any, variables: dict[str,
     image = None
     if built is not None:
         # with `build:`, `image:` only names what the build makes; what runs is the build
-        base_text = built[0].base
-        image = Located(base_text, built[1], doc.source) if base_text is not None else None
+        image = Located(built.base, built_at, doc.source) if built.base is not None else None
     elif is_scalar(image_node):
         iw = word(image_node)
         image = Located(iw.text, iw.span, doc.source)
@@ -224,10 +222,10 @@ def _service(doc: Doc, name: str, name_node: Any, svc: Any, variables: dict[str,
         probes=probes,
         ports=tuple(ports),
         host_network=host_network,
-        built_from=built[0].path if built is not None else None,
+        built_from=built.path if built is not None else None,
     )
-    pin = Located(built[0].pin, built[1], doc.source) \
-        if built is not None and built[0].pin is not None else None
+    pin = Located(built.pin, built_at, doc.source) \
+        if built is not None and built.pin is not None else None
     scope = Scope(doc.source, ctx, env=env, version_pin=pin)
     entrypoint = get(svc, "entrypoint")
     command = get(svc, "command")
@@ -239,7 +237,7 @@ def _service(doc: Doc, name: str, name_node: Any, svc: Any, variables: dict[str,
         found.extend(find_launches(ep_words + cmd_words, scope))
     elif built is not None:
         if command is not None:
-            found.extend(_run_built(built[0], built[1], cmd_words, scope))
+            found.extend(_run_built(built, built_at, cmd_words, scope))
     elif image is not None and image_node is not None:
         from_image = launch_from_image(image, word(image_node), cmd_words, scope)
         if from_image.launches or not cmd_words:

@@ -61,7 +61,6 @@ TensorRT-LLM workers (``dynamo.trtllm``) and the frontend give no launch.
 from __future__ import annotations
 
 import posixpath
-import re
 from functools import lru_cache
 from typing import Any
 
@@ -70,6 +69,7 @@ from ..launch import (
     ENTRY_DYNAMO_SGLANG,
     ENTRY_VLLM_API_SERVER,
     MULTI_NODE_LEADER,
+    PYTHON_PROGRAM,
     SGLANG,
     VLLM,
     Context,
@@ -87,7 +87,6 @@ DYNAMO_API = "nvidia.com/"
 DGD_KINDS = ("DynamoGraphDeployment",)
 VLLM_MODULE = "dynamo.vllm"
 SGLANG_MODULE = "dynamo.sglang"
-_PYTHON = re.compile(r"^python(?:\d+(?:\.\d+)?)?$")
 _SHELLS = ("sh", "bash", "dash", "zsh")
 
 # Dynamo's own options of `python3 -m dynamo.vllm` -> values they take (0: a flag; 1: one
@@ -301,7 +300,7 @@ def _dynamo_module(words: list[Word]) -> tuple[int, str] | None:
     i = 0
     while i < len(words) and words[i].text in ("exec", "nohup", "setsid"):
         i += 1
-    if i >= len(words) or not _PYTHON.match(posixpath.basename(words[i].text)):
+    if i >= len(words) or not PYTHON_PROGRAM.match(posixpath.basename(words[i].text)):
         return None
     i += 1
     while i < len(words):

@@ -549,3 +549,13 @@ def test_llmisvc_config_main_has_the_presets_shm_and_probes(tmp_path, capsys):
     path.write_text(path.read_text().replace("name: main", "name: server"))
     out = _lint(capsys, str(path))
     assert "MG701" in out and "MG702" in out, out
+
+
+def test_kubeai_adapters_enable_lora(capsys):
+    # spec.adapters: the controller appends --enable-lora after spec.args and sets
+    # VLLM_ALLOW_RUNTIME_LORA_UPDATING=True (engine_vllm.go vLLMPodForModel)
+    (launch,) = _launches(capsys, "fixtures/rules/MG308/silent-kubeai-adapters.yaml")
+    assert launch["argv"][-1] == {"word": "--enable-lora", "at": "15:3"}
+    assert launch["env"] == {"VLLM_ALLOW_RUNTIME_LORA_UPDATING": "True"}
+    first = _launches(capsys, KUBEAI)[0]
+    assert "--enable-lora" not in [a["word"] for a in first["argv"]]

@@ -3,7 +3,8 @@
 - KubeAI ``Model`` (kubeai.org/v1): the controller runs ``python3 -m
   vllm.entrypoints.openai.api_server --model=<hf repo> --served-model-name=<name> <spec.args>``
   with ``spec.env`` and an emptyDir (medium Memory) on /dev/shm (substratusai/kubeai
-  internal/modelcontroller/engine_vllm.go vLLMPodForModel).  ``spec.resourceProfile``
+  internal/modelcontroller/engine_vllm.go vLLMPodForModel), plus ``--enable-lora`` when
+  ``spec.adapters`` is set.  ``spec.resourceProfile``
   ``nvidia-gpu-h100:8`` names a profile of the KubeAI chart and a multiplier: the chart's GPU
   profiles request one GPU each (charts/kubeai/values.yaml resourceProfiles), so the pod gets
   8 GPUs of the profile's type.
@@ -145,6 +146,16 @@ def _kubeai_spec(doc: Doc, spec: Any, name: Any, base: Context, found: Found) ->
             from .kubernetes import expand_k8s
 
             args.append(expand_k8s(doc, item, env))
+    adapters = next(((kn, v) for k, kn, v in pairs(spec) if k == "adapters"), None)
+    if adapters is not None and is_seq(adapters[1]):
+        # spec.adapters set: the controller appends `--enable-lora` after spec.args and sets
+        # VLLM_ALLOW_RUNTIME_LORA_UPDATING=True before spec.env (which may override it), so
+        # it can load the adapters at run time (kubeai-project/kubeai helm-chart-kubeai-0.22.1,
+        # internal/modelcontroller/engine_vllm.go vLLMPodForModel: `if m.Spec.Adapters != nil`)
+        args.append(_synthetic("--enable-lora", None, adapters[0], doc))
+        if "VLLM_ALLOW_RUNTIME_LORA_UPDATING" not in env:
+            env = {"VLLM_ALLOW_RUNTIME_LORA_UPDATING": EnvVar(
+                "VLLM_ALLOW_RUNTIME_LORA_UPDATING", "True", doc.span(adapters[0])), **env}
     gpus: GpuRequest | None = None
     labels: dict[str, Located] = {}
     profile = get(spec, "resourceProfile")

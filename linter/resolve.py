@@ -329,10 +329,20 @@ class GpuFacts:
     visible: VisibleDevices | None = None  # a list narrowing the container's GPUs
     per_node_span: Span | None = None  # where the file states the GPUs per node (instance type)
     per_node_origin: str = ""  # what states it: "node label …", "named in the text before the block"
+    # a GPU-type label the file states whose value the catalog does not know (``gh300`` of
+    # kubeai.org/resourceProfile): the type is assumed, but not because nothing states it
+    unknown_label: str = ""
+
+    @property
+    def assumption(self) -> str:
+        """Why the type is assumed: nothing states it, or what a file states is not catalogued."""
+        if self.unknown_label:
+            return f"{self.unknown_label} names no GPU type in the catalog"
+        return "no file states the GPU type"
 
     def describe(self) -> str:
         name = self.spec.name if self.spec is not None else "unknown GPU"
-        return f"{name} (assumed: no file states the GPU type)" if self.assumed else name
+        return f"{name} (assumed: {self.assumption})" if self.assumed else name
 
 
 def _visible(launch: Launch, request: GpuRequest | None) -> VisibleDevices | None:
@@ -390,12 +400,15 @@ def gpu_facts(launch: Launch, settings: Settings, cli_gpu: str | None,
     span = None
     assumed = True
     label_count: int | None = None
+    unknown_label = ""
     for key, located in ctx.node_labels.items():
         match = knowledge.resolve_node_label(key, located.value, extra)
         if match is not None:
             spec, origin, span, assumed = match.gpu, f"node label {key}", located.span, False
             label_count = match.count
             break
+        if not unknown_label and knowledge.names_gpu_type(key):
+            unknown_label = f"node label {key}: `{located.value}`"
     stated = ctx.stated_gpu
     node_span, node_origin = span, origin
     if spec is None and stated is not None:
@@ -429,7 +442,8 @@ def gpu_facts(launch: Launch, settings: Settings, cli_gpu: str | None,
     per_node_span = node_span if cli_per_node is None and label_count is not None else None
     return GpuFacts(spec, origin, span, assumed, count, request, per_node, stated,
                     count_origin, count_span, visible, per_node_span,
-                    node_origin if per_node_span is not None else "")
+                    node_origin if per_node_span is not None else "",
+                    unknown_label if assumed else "")
 
 
 @dataclass(frozen=True, slots=True)

@@ -111,7 +111,7 @@ def llama_device_memory(d: Deployment) -> Iterator[Finding]:
     severity = cap_assumed(Severity.ERROR if exceeds else Severity.WARNING, assumed)
     assumptions = []
     if g.assumed:
-        assumptions.append(f"assuming {g.spec.name} (no file states the GPU type)")
+        assumptions.append(f"assuming {g.spec.name} ({g.assumption})")
     if equal_split:
         assumptions.append("assuming equal free memory on every GPU (no -ts)")
     if not bits_stated:

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 
 def gpu_phrase(d: Deployment, spec: GpuSpec) -> str:
-    return f"assuming {spec.name} (no file states the GPU type)" if d.gpu is not None and \
+    return f"assuming {spec.name} ({d.gpu.assumption})" if d.gpu is not None and \
         d.gpu.assumed else spec.name
 
 

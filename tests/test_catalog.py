@@ -723,3 +723,16 @@ def test_config_model_names(ref: str, model: str, bits: float | None) -> None:
 ])
 def test_neighbours_of_config_models_stay_unknown(ref: str) -> None:
     assert k.resolve_model(ref) is None
+
+
+def test_gh200_is_the_96gb_part_kubeais_profile_selects() -> None:
+    # kubeai charts/kubeai/values-nvidia-k8s-device-plugin.yaml: nvidia-gpu-gh200 selects
+    # nvidia.com/gpu.memory 97871 MiB, the 96 GB HBM3 part
+    for name in ("GH200", "NVIDIA-GH200-480GB", "gh200-96gb"):
+        gpu = k.resolve_gpu(name)
+        assert gpu is not None and (gpu.memory_gb, gpu.bandwidth_tbs) == (96, 4.0), name
+    m = k.resolve_node_label("kubeai.org/resourceProfile", "gh200")
+    assert m is not None and m.gpu.id == "gh200-96gb"
+    assert k.resolve_gpu("H200").id == "h200"
+    assert k.names_gpu_type("kubeai.org/resourceProfile")
+    assert not k.names_gpu_type("node.kubernetes.io/instance-type")

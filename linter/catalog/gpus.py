@@ -85,6 +85,12 @@ def gpu_names(extra: Mapping[str, Any] | None = None) -> list[str]:
     return sorted({g.id for g in _gpu_index(_frozen(extra)).values()})
 
 
+def names_gpu_type(key: str) -> bool:
+    """A node label whose value names a GPU type (a product or cloud accelerator label)."""
+    cat = _catalog()
+    return key in cat.label_keys["product"] or key in cat.label_keys["accelerator"]
+
+
 def resolve_node_label(key: str, value: str,
                        extra: Mapping[str, Any] | None = None) -> GpuMatch | None:
     """The GPU (and per-node count, when known) a Kubernetes node label selects."""

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .data import CatalogError, _frozen
-from .gpus import _gpu_index, gpu_names, resolve_gpu, resolve_node_label
+from .gpus import _gpu_index, gpu_names, names_gpu_type, resolve_gpu, resolve_node_label
 from .models import (
     CONFIG_JSON_MAX_BYTES,
     _model_index,
@@ -64,6 +64,7 @@ __all__ = [
     "read_local_config",
     "resolve_gpu",
     "resolve_model",
+    "names_gpu_type",
     "resolve_node_label",
     "validate_extra",
     "validate_gpu",

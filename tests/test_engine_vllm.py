@@ -394,3 +394,25 @@ def test_unknown_flag_value_is_not_the_model_when_model_flag_gives_it() -> None:
     argparse exits on `--swap-space 0`; `0` is never "the positional model"."""
     _, findings = parse("vllm serve --model m/x --swap-space 0")
     assert "MG016" not in codes(findings) and "MG004" in codes(findings)
+
+
+def test_vllm_omni_image_takes_its_own_options(tmp_path, capsys) -> None:
+    # vllm-project/vllm-omni be81443c: the image's `vllm` is vllm_omni.entrypoints.cli.main,
+    # which adds --omni, --stage-configs-path, … to vLLM's serve parser when argv has --omni
+    from mgpu_lint.cli import main
+
+    pod = ("kind: Pod\napiVersion: v1\nmetadata: {name: a}\nspec:\n  containers:\n  - name: a\n"
+           "    image: %s\n    command: [vllm, serve, Qwen/Qwen2.5-Omni-7B, --omni,"
+           " --stage-configs-path, /c/s.yaml, --init-timeout=600, --no-such-flag]\n")
+    outs = []
+    for image in ("vllm/vllm-omni:v0.20.0", "vllm/vllm-openai:v0.30.0"):
+        path = tmp_path / "p.yaml"
+        path.write_text(pod % image)
+        main(["--no-color", "--exit-zero", "--select", "MG004", str(path)])
+        outs.append(capsys.readouterr().out)
+    omni, plain = outs
+    found = [ln for ln in omni.splitlines() if ": MG" in ln]
+    # vLLM's and vLLM-Omni's parsers both lack --no-such-flag; nothing else is reported
+    assert len(found) == 1 and "unknown flag --no-such-flag" in found[0], omni
+    # vLLM's own image: --omni is unknown there
+    assert "MG004 [error] unknown flag --omni" in plain, plain

@@ -52,6 +52,24 @@ BOOL_WORDS = frozenset({"true", "false", "True", "False", "1", "0", "yes", "no",
 # releases that mark it deprecated get the fix.
 RENAMED: dict[str, str] = {"cuda_graph_sizes": "--cudagraph-capture-sizes"}
 
+# vLLM-Omni (image `vllm/vllm-omni`): its `vllm` console script (pyproject.toml
+# [project.scripts] vllm = "vllm_omni.entrypoints.cli.main:main") runs vLLM's own CLI unless
+# `--omni` is in argv; with it, `serve` is vLLM's serve parser (`make_arg_parser`) plus the
+# options below, and the server starts the model's stages, each with its own engine arguments
+# and devices from a stage config (`--stage-configs-path`, else the model's
+# vllm_omni/model_executor/stage_configs/<model>.yaml: `devices`, `gpu_memory_utilization`, …).
+# vllm-project/vllm-omni be81443c (2025-12-28) vllm_omni/entrypoints/cli/main.py `main`,
+# cli/serve.py OmniServeCommand.subparser_init.  Name -> whether it takes a value.
+OMNI_IMAGE = "vllm/vllm-omni"
+OMNI_OPTIONS: dict[str, bool] = {
+    "--omni": False, "--stage-configs-path": True, "--init-sleep-seconds": True,
+    "--init-timeout": True, "--shm-threshold-bytes": True, "--log-stats": False,
+    "--log-file": True, "--batch-timeout": True, "--worker-backend": True,
+    "--ray-address": True, "--num-gpus": True, "--usp": True, "--ulysses-degree": True,
+    "--cache-backend": True, "--cache-config": True, "--vae-use-slicing": False,
+    "--vae-use-tiling": False, "--boundary-ratio": True, "--flow-shift": True,
+}
+
 
 def parse_vllm(launch: Launch, version: str | None,
                needed: Mapping[str, tuple[str, ...]]) -> tuple[Invocation, list[Finding]]:
@@ -220,9 +238,25 @@ class _Walker(ModelMixin, ConfigMixin):
         self.entry_repeated = True
         return n
 
+    @cached_property
+    def omni(self) -> Word | None:
+        """The `--omni` word of a launch on the vLLM-Omni image (OMNI_OPTIONS), else None."""
+        image = self.launch.context.image
+        if not image:
+            return None
+        from ..images import parse_image
+
+        if parse_image(image.value).repository != OMNI_IMAGE:
+            return None
+        return next((w for w in self.words if w.text == "--omni"), None)
+
     def walk(self) -> None:
         words = self.words
         i = self._repeated_entrypoint() if self.launch.image_entrypoint else 0
+        if self.omni is not None:
+            # the stages' engine arguments and devices come from a stage config the linter
+            # does not read: what the command does not state is unknown (OMNI_OPTIONS)
+            self.b.open_span = self.b.open_span or self.omni.span
         only_positionals = False
         while i < len(words):
             word = words[i]
@@ -558,6 +592,10 @@ class _Walker(ModelMixin, ConfigMixin):
         word = self.words[i]
         if word.unresolved:
             return i + 1
+        if self.omni is not None and spelling in OMNI_OPTIONS:
+            # vLLM-Omni's own option (argparse: `--name value` or `--name=value`)
+            valued = OMNI_OPTIONS[spelling] and "=" not in word.text
+            return i + 2 if valued else i + 1
         retired = self.catalog.retired_by_spelling.get(spelling)
         severity = Severity.WARNING if self.substitute_for else Severity.ERROR
         assumed = (f" (checked against vLLM {self.b.version}'s flags: vLLM "

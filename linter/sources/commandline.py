@@ -38,7 +38,7 @@ from ..launch import (
     Located,
     Port,
 )
-from ..shell import split_commands
+from ..shell import Command, split_commands
 from ..source import CharMap, MapBuilder, SourceFile, Span, Word
 from ..records import dataclass, field, replace
 
@@ -118,13 +118,14 @@ def search_script(text: str, outer: Word | None, scope: Scope,
                 if _MANIFEST.search(body_text):
                     base = CharMap.linear(body.start, len(body_text))
                     on_yaml(body_text, base if outer is None else base.compose(outer.cmap))
-        found.findings.extend(
-            Finding("MG003", Severity.ERROR, p.message, scope.source, span_to_file(p.span),
-                    hint=p.hint)
-            for p in cmd.problems
-        )
         cmd_words = [to_file(w) for w in cmd.words]
         assigns = [(name, to_file(w)) for name, w in cmd.assignments]
+        if cmd.problems and _launch_at_stake(text, cmd, cmd_words, scope):
+            found.findings.extend(
+                Finding("MG003", Severity.ERROR, p.message, scope.source, span_to_file(p.span),
+                        hint=p.hint)
+                for p in cmd.problems
+            )
         if not cmd_words:
             for name, w in assigns:
                 env[name] = EnvVar(name, None if w.unresolved else w.text, w.span)
@@ -145,6 +146,29 @@ def search_script(text: str, outer: Word | None, scope: Scope,
             result.launches = []
         found.extend(result)
     return found
+
+
+def _launch_at_stake(text: str, cmd: Command, words: list[Word], scope: Scope) -> bool:
+    """Whether broken quoting or a broken continuation in ``cmd`` breaks an engine launch: the
+    command itself starts one (`vllm serve m --x "…`), or a later line the unclosed quote
+    swallows would (`export A="x` then `vllm serve …`).  Anything else (`kubectl logs "pod`,
+    an apostrophe in prose or command output inside a ```bash fence) holds no launch: its
+    syntax is not the linter's to report (MG003)."""
+    plain = replace(scope, list_form=False)
+    if find_launches(words, plain).launches:
+        return True
+    start = min([p.span.start for p in cmd.problems] + [w.span.start for w in cmd.words])
+    lines = text[start:].splitlines()
+    # the command's own line with quotes, brackets and commas read as blanks (a broken exec
+    # form `["vllm", serve", …]` would be a launch), and each line the quote swallows
+    for line in [_UNQUOTE.sub(" ", lines[0]) if lines else "", *lines[1:]]:
+        for inner in split_commands(line):
+            if inner.words and find_launches(inner.words, plain).launches:
+                return True
+    return False
+
+
+_UNQUOTE = re.compile(r"[\[\]\"',]")
 
 
 def compose_word(inner: Word, outer: Word) -> Word:

@@ -459,6 +459,7 @@ def choose_vllm_version(requested: str | None) -> VersionChoice:
         f"vLLM {requested} has no flag catalog: flags are checked against vLLM {chosen}, {why}")
 
 
+@cache  # each release's document once a run: the releases a run checks share their bases
 def _vllm_doc(version: str) -> CatalogFile:
     doc = _read(f"vllm-{version}.json")
     if doc.base is None:

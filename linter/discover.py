@@ -111,6 +111,7 @@ def excluder(patterns: list[str] | tuple[str, ...], root: str) -> Callable[[str]
     slashed = [p.strip("/").removeprefix("./") for p in patterns if "/" in p.strip("/")]
     named = [p.strip("/") for p in patterns if "/" not in p.strip("/") and p.strip("/")]
     base = os.path.abspath(root)
+    under = base if base.endswith(os.sep) else base + os.sep
     # each list as one regex of fnmatch's own translations (what fnmatch.fnmatch matches on
     # POSIX, where normcase is the identity): one match per path part instead of one fnmatch
     # call per pattern per part, ~80 per file with the default excludes
@@ -118,7 +119,11 @@ def excluder(patterns: list[str] | tuple[str, ...], root: str) -> Callable[[str]
     slashed_re = _alternation([q for p in slashed for q in (p, p + "/*")])
 
     def excluded(path: str) -> bool:
-        rel = os.path.relpath(os.path.abspath(path), base).replace(os.sep, "/")
+        full = os.path.abspath(path)
+        # a path under ``base`` (every walked file): its relative path is the rest of it, what
+        # os.path.relpath gives for two normalised absolute paths, without its splitting
+        rel = (full[len(under):] if full.startswith(under) else
+               os.path.relpath(full, base)).replace(os.sep, "/")
         if named_re is not None and any(
                 named_re.match(os.path.normcase(part)) for part in rel.split("/") if part != ".."):
             return True
@@ -190,7 +195,8 @@ def walk(root: str, excluded: Callable[[str], bool] | None = None) -> Iterator[s
             continue
         subdirs = []
         for entry in entries:
-            rel = os.path.relpath(entry.path, root)
+            # the path relative to ``root`` is needed only when a .gitignore applies
+            rel = os.path.relpath(entry.path, root) if local else ""
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)
                 is_file = entry.is_file(follow_symlinks=True)

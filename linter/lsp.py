@@ -46,7 +46,7 @@ from .config import CONFIG_NAMES, ConfigError, config_for, find_for_directory
 from .discover import kind_by_content, kind_by_name
 from .findings import Finding, Severity
 from .options import Options
-from .policy import LSP_MAX_DIAGNOSTICS
+from .policy import GC_YOUNG, LSP_MAX_DIAGNOSTICS
 from .runner import LintCancelled, lint
 from .source import SourceFile, Span
 
@@ -690,14 +690,6 @@ def _yaml_anchor_line(src: SourceFile, offset: int, line: int) -> int | None | b
             node = nxt
         return None
     return None
-
-
-# objects allocated between young collections of the cyclic garbage collector in the server
-# (the interpreter's default is 700): a lint of a 200 KB document allocates millions, and with
-# the default every tenth young collection walked the older generation too, which holds the
-# catalogs and the open documents' findings: about a quarter of such a lint's time.  A young
-# collection still runs every GC_YOUNG allocations, so cycles are freed and memory stays bounded.
-GC_YOUNG = 100_000
 
 
 def serve() -> None:

@@ -39,3 +39,12 @@ LSP_MAX_DIAGNOSTICS = 1000
 # longer one as its SHA-256, so 16,000 findings on one 200 KB line hash 200 KB once, not 16,000
 # times; lines of ordinary files keep the fingerprints they had.
 FINGERPRINT_LINE_CHARS = 1024
+
+# Objects allocated between young collections of the cyclic garbage collector in the language
+# server and the command line (the interpreter's default is 700): a lint of a 200 KB document
+# allocates millions, and with the default every tenth young collection walked the older
+# generation too, which holds the catalogs and the open documents' findings: about a quarter of
+# such a lint's time (in the server), 2.7% of the instructions of a lint of 1,000 manifests.  A
+# young collection still runs every GC_YOUNG allocations, so cycles are freed and memory stays
+# bounded.
+GC_YOUNG = 100_000

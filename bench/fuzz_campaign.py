@@ -6,7 +6,7 @@ linted in-process for a fixed time; every input that ends in MG000, an exception
     .venv/bin/python bench/fuzz_campaign.py --minutes 10 --seed 1
 
 Generators (own, seeded): every number-taking vLLM and llama-server flag of the hostile set with a
-hostile number; config.json fields with hostile numbers and types; GGUF header fields; byte
+hostile number; config.json fields with hostile numbers and types; GGUF header fields; compose services built from random Dockerfiles; byte
 mutations (flip, insert, delete, duplicate a span) of the files each tests/hostile_cases.py case
 writes, at a small scale.  One core; keep runs to <= 15 minutes on the shared machine.
 """
@@ -133,7 +133,63 @@ def gen_mutated_case(rng: random.Random, d: Path) -> list[str]:
     return [str(d / a) for a in paths]
 
 
-GENERATORS = [gen_vllm, gen_llama, gen_mutated_case]
+BASES = ["vllm/vllm-openai:v0.10.2", "vllm/vllm-openai:latest", "vllm/vllm-openai:v9" + "9" * 30,
+         "nvidia/cuda:12.4.1-runtime-ubuntu22.04", "base", "a", "b", "$IMG", "scratch",
+         "ghcr.io/ggml-org/llama.cpp:server-cuda", "lmsysorg/sglang:latest", ""]
+INSTRUCTIONS = ['ENTRYPOINT ["vllm", "serve"]', "ENTRYPOINT vllm serve", 'ENTRYPOINT ["bash"]',
+                'CMD ["Qwen/Qwen2.5-7B-Instruct", "-tp", "{n}"]', "CMD --model m -tp {n}",
+                "ENV VLLM_PORT={n}", "ENV CUDA_VISIBLE_DEVICES={n}", "ARG IMG={n}",
+                "RUN pip install vllm=={n}", "RUN pip install 'vllm>={n}'", "ENTRYPOINT []",
+                'CMD ["vllm", "serve", "m", "--max-model-len", "{n}"]', "CMD", "ENTRYPOINT",
+                "ENTRYPOINT [\"vllm\", \"serve\", \"-tp\", \"{n}\"]", "ONBUILD CMD x"]
+
+
+def gen_compose_build(rng: random.Random, d: Path) -> list[str]:
+    """A compose service built from a Dockerfile of random stages (FROM chains, cycles, targets,
+    ENTRYPOINT/CMD forms, ENV, pip pins with hostile numbers), optionally mutated."""
+    names = ["base", "a", "b", "runtime", ""]
+    lines = []
+    for _ in range(rng.randrange(1, 6)):
+        name = rng.choice(names)
+        lines.append(f"FROM {rng.choice(BASES)}" + (f" AS {name}" if name else ""))
+        for _ in range(rng.randrange(0, 4)):
+            lines.append(rng.choice(INSTRUCTIONS).format(n=rng.choice(NUMBERS)))
+    dockerfile = "\n".join(lines) + "\n"
+    build: list[str] = []
+    where = rng.randrange(4)
+    if where == 0:
+        (d / "Dockerfile").write_text(dockerfile)
+        build = ["    build: ."]
+    elif where == 1:
+        (d / "ctx").mkdir()
+        (d / "ctx" / "serve.Dockerfile").write_text(dockerfile)
+        build = ["    build:", "      context: ctx", "      dockerfile: serve.Dockerfile"]
+    elif where == 2:
+        build = ["    build:", "      dockerfile_inline: |"]
+        build += ["        " + line for line in lines]
+    else:
+        (d / "Dockerfile").write_text(dockerfile)
+        build = ["    build:", f"      context: {rng.choice(['.', '..', '/', 'missing', '$X'])}"]
+    if rng.random() < 0.5:
+        build.append(f"      target: {rng.choice(names + ['nope'])}")
+    command = rng.choice(["", "    command: --model m -tp 2",
+                          f"    command: [m, -tp, \"{rng.choice(NUMBERS)}\"]",
+                          "    command: vllm serve m", "    command: []"])
+    gpus = rng.choice(["    gpus: all", f"    gpus: {rng.choice(NUMBERS) or 1}", ""])
+    compose = "\n".join(["services:", "  llm:", *build, command, gpus]) + "\n"
+    (d / "compose.yaml").write_text(compose)
+    if rng.random() < 0.4:
+        victim = rng.choice([p for p in d.rglob("*") if p.is_file()])
+        data = bytearray(victim.read_bytes())
+        for _ in range(rng.randrange(1, 6)):
+            i = rng.randrange(len(data) or 1)
+            data[i:i] = rng.choice([b"\\\n", b"[", b'"', b"&a ", b"*a", b"\x00", b"\t", b"$x"])
+        victim.write_bytes(bytes(data))
+    return [str(d / "compose.yaml")] + ([str(d / "Dockerfile")] if rng.random() < 0.3
+                                         and (d / "Dockerfile").exists() else [])
+
+
+GENERATORS = [gen_vllm, gen_llama, gen_mutated_case, gen_compose_build]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -144,6 +144,15 @@ def _vllm_args(*args: str, gpus: str = "4", model: str = "meta-llama/Llama-3.1-8
     return case
 
 
+def _llama_args(*args: str, gpus: str = "4") -> Case:
+    def case(d: Path, scale: float) -> list[str]:
+        (d / "deploy.yaml").write_text(deployment(
+            ["-m", "Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf", *args], gpus=gpus,
+            image="ghcr.io/ggml-org/llama.cpp:server-cuda"))
+        return ["deploy.yaml"]
+    return case
+
+
 def _sh(line: str, *side: tuple[str, str | bytes]) -> Case:
     def case(d: Path, scale: float) -> list[str]:
         for name, content in side:
@@ -383,6 +392,8 @@ CASES: dict[str, Case] = {
     "dp-local-huge": _vllm_args("-dp", "100000000", "--data-parallel-size-local", "99999999"),
     "gpu-request-1e8": _vllm_args("-tp", "4", gpus="100000000"),
     "gpu-request-huge-number": _vllm_args("-tp", "4", gpus="1e39"),
+    # llama.cpp names one device per local GPU (facts/llama.py): the count must be bounded too
+    "llama-gpu-request-1e8": _llama_args("-ngl", "99", gpus="100000000"),
     "nnodes-huge": _vllm_args("-tp", "8", "--nnodes", "1000000000", "--node-rank", "0"),
     "max-model-len-huge": _vllm_args("--max-model-len", "100000000000000000000000000000"),
     "max-num-seqs-huge": _vllm_args("--max-num-seqs", "10000000000000", "--max-model-len",

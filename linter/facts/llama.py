@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..bounds import MAX_GPUS, plausible_int
 from ..engines.adapter import LLAMA_ARGS
 from ..engines.llamacpp import FALSEY
 from ..findings import Related
@@ -53,6 +54,8 @@ def llama_devices(d: Deployment) -> LlamaDevices | None:
     servers = len(rpc.value or ()) if rpc.given else 0
     request = d.gpu.request if d.gpu is not None else None
     local = request.count if request is not None else None
+    if local is not None and not plausible_int(local, MAX_GPUS):
+        return None  # one device name per GPU: 10^8 GPUs in one container would not end
     if local is None and servers == 0:
         return None
     related: list[Related] = []

@@ -80,6 +80,33 @@ def _table() -> dict[str, dict]:
     return table
 
 
+def _registry_host(component: str) -> bool:
+    """A first path component that names a registry (Docker's rule: it holds a `.` or a `:`,
+    or is `localhost`; docker/distribution reference normalize.go splitDockerDomain)."""
+    return "." in component or ":" in component or component == "localhost"
+
+
+def _known(repository: str) -> dict | None:
+    """The images.json entry of ``repository``, or of the image it mirrors: the same path
+    under another registry host (`registry.example/vllm/vllm-openai`, a pull-through cache or
+    a project prefix such as `harbor.corp/dockerhub/vllm/vllm-openai`) is that image, pulled
+    from elsewhere (same entrypoint, same release per tag).  Only a path that ends with the
+    whole catalogued repository counts: `registry/aibrix/vllm-openai` is another image (a
+    fork built on vLLM's, whose release its tag does not prove)."""
+    table = _table()
+    info = table.get(repository)
+    if info is not None:
+        return info
+    parts = repository.split("/")
+    if len(parts) < 3 or not _registry_host(parts[0]):
+        return None
+    for i in range(1, len(parts) - 1):
+        info = table.get("/".join(parts[i:]))
+        if info is not None and "/" in info["repository"]:
+            return info
+    return None
+
+
 # The configuration's `[images]` table for the file being read: (pattern, entry point) pairs,
 # patterns lower-case and without a docker.io/ or library/ prefix.  A context variable, so the
 # language server's concurrent lints each see their own file's table.
@@ -129,7 +156,7 @@ def lookup(ref: str) -> ImageEntry | None:
     if custom is not None:
         # the release is not in a custom image's name: target-version or the newest catalog
         return ImageEntry(CUSTOM, custom, tuple(shlex.split(custom)), None, image.repository)
-    info = _table().get(image.repository)
+    info = _known(image.repository)
     if info is None:
         return None
     if info["engine"] == "vllm":
@@ -176,7 +203,7 @@ def named_engine(ref: str) -> str | None:
     their own entry point: ``lookup``; a known repository with a tag that runs no server, such
     as llama.cpp's ``light`` images, names none)."""
     image = parse_image(ref)
-    if image.repository in _table() or custom_entry(ref) is not None:
+    if _known(image.repository) is not None or custom_entry(ref) is not None:
         return None
     name = image.repository.rsplit("/", 1)[-1]
     for pattern, engine in _NAMED_ENGINES:

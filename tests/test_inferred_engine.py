@@ -95,3 +95,19 @@ def test_the_download_cache_of_an_image_whose_user_is_unknown() -> None:
     # persistent volume may be its cache
     assert _mg703("myorg/vllm-cuda:1") == []
     assert _mg703("python:3.11", 'command: ["vllm", "serve"]') == []
+
+
+def test_a_registry_mirror_of_a_known_image_is_that_image() -> None:
+    from mgpu_lint import images
+
+    # another registry host (Docker's splitDockerDomain: a first component with `.` or `:`,
+    # or `localhost`) serving the same path, possibly under a project prefix
+    for ref in ("registry.example.com/vllm/vllm-openai:v0.8.5",
+                "localhost/dockerhub/vllm/vllm-openai:v0.8.5",
+                "harbor.corp:5000/proxy/vllm/vllm-openai:v0.8.5"):
+        entry = images.lookup(ref)
+        assert entry is not None and (entry.engine, entry.version) == ("vllm", "0.8.5"), ref
+    # a fork under its own name, or a path that only ends like it without a registry host
+    for ref in ("aibrix/vllm-openai:v0.8.5", "registry.example.com/aibrix/vllm-openai:v0.8.5",
+                "team/vllm/vllm-openai:v0.8.5"):
+        assert images.lookup(ref) is None, ref

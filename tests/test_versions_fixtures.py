@@ -19,6 +19,10 @@ EXPECTED: dict[str, tuple[tuple[str, ...], str | None]] = {
     "compose-v0.30.0-new-flag.yaml": (("MG004",), "added later (vLLM 0.33.0 accepts it)"),
     "dockerfile-pip-pin-0.8.5.Dockerfile": (("MG016",), "vLLM 0.8.5 rejects the --model"),
     "k8s-digest.yaml": (("MG015",), "names no vLLM release"),
+    # the mirror and the proxy are pinned (MG015: 0.11.0 read with 0.11.2's catalog); the fork
+    # is not (MG004 for --swap-space, assuming the default release)
+    "k8s-v0.11.0-mirrored-images.yaml": (("MG004", "MG015"),
+                                         "the catalogued release of the 0.11 line"),
     "k8s-v0.11.2-O-json.yaml": ((), None),
     "k8s-v0.12.0-O-json.yaml": (("MG006",), "-O takes an optimization level"),
     "k8s-v0.19.1-num-scheduler-steps.yaml": (("MG004",), "removed after vLLM 0.10.0"),

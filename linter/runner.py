@@ -175,6 +175,8 @@ def _adopt_followed(run: RunResult) -> None:
     """Launches a file's reader found in another file (a Dockerfile's ENTRYPOINT script) belong
     to that file's result, so its suppression comments and positions apply; when that file was
     linted too, its own reading of the same lines gives way to the one that knows the image."""
+    if all(la.source is r.source for r in run.files for la in r.launches):
+        return  # nothing read from another file: no path to resolve (a realpath per file)
     by_path = {os.path.realpath(r.source.path): r for r in run.files}
     adopted: set[int] = set()  # two Dockerfiles may start the same script: both readings stay
     for result in list(run.files):

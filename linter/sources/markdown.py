@@ -153,6 +153,15 @@ def _gpu_in(source: SourceFile, line: str, offset: int) -> tuple[Located | None,
     return counts[-1] if counts else None
 
 
+_TOP_KEY = re.compile(r"^(apiVersion|kind):[ \t]*\S")
+
+
+def _is_k8s_object(lines: list[tuple[int, str]]) -> bool:
+    """Whether the block's lines state a Kubernetes object's top-level apiVersion and kind."""
+    keys = {m.group(1) for _, line in lines if (m := _TOP_KEY.match(line))}
+    return len(keys) == 2
+
+
 def _segment(lines: list[tuple[int, str]]) -> Word:
     chars: list[str] = []
     places = MapBuilder()
@@ -223,6 +232,13 @@ def _read_block(source: SourceFile, result: "FileResult", lang: str,
                 fence: int, heading: int | None, host: int) -> None:
     from . import _add, extract_yaml
 
+    if not lang and _is_k8s_object(lines):
+        # an untagged block holding a whole Kubernetes object (top-level apiVersion and kind):
+        # read as the YAML it is; a text that does not parse is not reported (it may be
+        # anything)
+        word = _segment(lines)
+        extract_yaml(Doc(source, word.text, word.cmap), result, syntax_errors=False)
+        return
     if lang in SHELL_LANGS or not lang:
         if lang in _CONSOLE:
             lines = _commands_only(lines, _ROOT_PROMPT)

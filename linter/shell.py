@@ -31,6 +31,7 @@ class ShellProblem:
     message: str
     span: Span
     hint: str | None = None
+    swallows: bool = False  # an unclosed quote: the rest of the text is inside it
 
 
 @dataclass(slots=True)
@@ -661,6 +662,7 @@ def split_commands(text: str, resolve: Resolver | None = None,
                 f"unbalanced {quote} quote: no closing {value} before the end of the text",
                 Span(start, end),
                 f"close the quote or escape it as \\{value}",
+                swallows=True,
             ))
             wb.add(value, start)
         elif ttype == "BAD_ESC":

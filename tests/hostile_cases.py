@@ -279,6 +279,15 @@ def many_launches(d: Path, scale: float) -> list[str]:
     return ["run.sh"]
 
 
+def many_broken_continuations(d: Path, scale: float) -> list[str]:
+    """Lines whose backslash escapes a space (MG003's broken continuation) in a script that
+    launches vLLM: each used to make MG003's launch test re-read every later line."""
+    n = max(2_000, int(20_000 * scale))
+    (d / "run.sh").write_text("#!/bin/sh\nvllm serve meta-llama/Llama-3.1-8B-Instruct\n"
+                              + "echo a \\ \n" * n)
+    return ["run.sh"]
+
+
 def long_word(d: Path, scale: float) -> list[str]:
     n = max(100_000, int(9 * 1024 * 1024 * scale))
     (d / "run.sh").write_text(shell("vllm serve " + "a" * n))
@@ -431,5 +440,6 @@ CASES: dict[str, Case] = {
     "long-word-expansions": _long_shell(lambda n: "m" + "$x" * (n // 2), prelude="x=ab\n"),
     "long-word-unknown-expansions": _long_shell(lambda n: "m" + "$HOME" * (n // 5)),
     "long-folded-blank-lines": long_folded_blank_lines,
+    "many-broken-continuations": many_broken_continuations,
     "many-launches-one-gpu": many_launches_one_gpu,
 }

@@ -38,7 +38,7 @@ from ..launch import (
     Located,
     Port,
 )
-from ..shell import Command, split_commands
+from ..shell import Command, ShellProblem, split_commands
 from ..source import CharMap, MapBuilder, SourceFile, Span, Word
 from ..records import dataclass, field, replace
 
@@ -105,6 +105,16 @@ def search_script(text: str, outer: Word | None, scope: Scope,
     # values assigned in this text, as lexed (their characters' places in ``text``)
     defined: dict[str, Word] = {}
 
+    # a broken continuation's problems, until the next command says whether a launch is at stake
+    pending: list[ShellProblem] = []
+
+    def report(problems: list[ShellProblem]) -> None:
+        found.findings.extend(
+            Finding("MG003", Severity.ERROR, p.message, scope.source, span_to_file(p.span),
+                    hint=p.hint)
+            for p in problems
+        )
+
     for cmd in split_commands(text, resolve, arrays.get, defined.get):
         for name, elements, appended in cmd.arrays:
             arrays[name] = (arrays.get(name, []) if appended else []) + elements
@@ -120,12 +130,17 @@ def search_script(text: str, outer: Word | None, scope: Scope,
                     on_yaml(body_text, base if outer is None else base.compose(outer.cmap))
         cmd_words = [to_file(w) for w in cmd.words]
         assigns = [(name, to_file(w)) for name, w in cmd.assignments]
-        if cmd.problems and _launch_at_stake(text, cmd, cmd_words, scope):
-            found.findings.extend(
-                Finding("MG003", Severity.ERROR, p.message, scope.source, span_to_file(p.span),
-                        hint=p.hint)
-                for p in cmd.problems
-            )
+        if pending:
+            # the line a broken continuation cut off runs as this command of its own
+            if cmd_words and _is_launch(cmd_words, scope):
+                report(pending)
+            pending = []
+        if cmd.problems:
+            if _is_launch(cmd_words, scope) or (any(p.swallows for p in cmd.problems)
+                                                and _swallows_launch(text, cmd, scope)):
+                report(cmd.problems)
+            else:
+                pending = cmd.problems
         if not cmd_words:
             for name, w in assigns:
                 env[name] = EnvVar(name, None if w.unresolved else w.text, w.span)
@@ -148,22 +163,26 @@ def search_script(text: str, outer: Word | None, scope: Scope,
     return found
 
 
-def _launch_at_stake(text: str, cmd: Command, words: list[Word], scope: Scope) -> bool:
-    """Whether broken quoting or a broken continuation in ``cmd`` breaks an engine launch: the
-    command itself starts one (`vllm serve m --x "…`), or a later line the unclosed quote
-    swallows would (`export A="x` then `vllm serve …`).  Anything else (`kubectl logs "pod`,
-    an apostrophe in prose or command output inside a ```bash fence) holds no launch: its
-    syntax is not the linter's to report (MG003)."""
-    plain = replace(scope, list_form=False)
-    if find_launches(words, plain).launches:
-        return True
+def _is_launch(words: list[Word], scope: Scope) -> bool:
+    return bool(words) and bool(find_launches(words, replace(scope, list_form=False)).launches)
+
+
+def _swallows_launch(text: str, cmd: Command, scope: Scope) -> bool:
+    """Whether the text an unclosed quote in ``cmd`` swallows holds an engine launch: the
+    command's own line read with quotes, brackets and commas as blanks (a broken exec form
+    `["vllm", serve", …]` is one), or a later line (`export A="x` then `vllm serve …`).
+
+    MG003 is reported only where broken quoting or a broken continuation breaks an engine
+    launch: the command starts one, the line a broken continuation cuts off does (search_script
+    asks the next command), or the quote swallows one.  `kubectl logs "pod`, an apostrophe in
+    prose or command output inside a ```bash fence hold no launch: their syntax is not the
+    linter's to report.  An unclosed quote runs to the end of the text, so this reads the rest
+    of the text at most once per quote character."""
     start = min([p.span.start for p in cmd.problems] + [w.span.start for w in cmd.words])
     lines = text[start:].splitlines()
-    # the command's own line with quotes, brackets and commas read as blanks (a broken exec
-    # form `["vllm", serve", …]` would be a launch), and each line the quote swallows
     for line in [_UNQUOTE.sub(" ", lines[0]) if lines else "", *lines[1:]]:
         for inner in split_commands(line):
-            if inner.words and find_launches(inner.words, plain).launches:
+            if _is_launch(inner.words, scope):
                 return True
     return False
 

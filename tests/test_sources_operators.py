@@ -559,3 +559,17 @@ def test_kubeai_adapters_enable_lora(capsys):
     assert launch["env"] == {"VLLM_ALLOW_RUNTIME_LORA_UPDATING": "True"}
     first = _launches(capsys, KUBEAI)[0]
     assert "--enable-lora" not in [a["word"] for a in first["argv"]]
+
+
+def test_kubeai_s3_url_streams_with_runai(capsys, tmp_path):
+    # vLLMPodForModel: an s3:// url without a cache profile adds --load-format=runai_streamer
+    # after --served-model-name; with a cache profile the weights are read from the cache
+    path = tmp_path / "m.yaml"
+    path.write_text("apiVersion: kubeai.org/v1\nkind: Model\nmetadata: {name: m}\n"
+                    "spec: {url: 's3://bucket/llama', engine: VLLM, args: [--max-model-len=4096]}\n"
+                    "---\napiVersion: kubeai.org/v1\nkind: Model\nmetadata: {name: c}\n"
+                    "spec: {url: 's3://bucket/llama', engine: VLLM, cacheProfile: efs}\n")
+    streamed, cached = _launches(capsys, str(path))
+    words = [a["word"] for a in streamed["argv"]]
+    assert words[2:] == ["--load-format=runai_streamer", "--max-model-len=4096"], words
+    assert "--load-format=runai_streamer" not in [a["word"] for a in cached["argv"]]

@@ -137,6 +137,13 @@ def _kubeai_spec(doc: Doc, spec: Any, name: Any, base: Context, found: Found) ->
         args.append(_synthetic("--model=", model, at, doc))
     if is_scalar(name):
         args.append(_synthetic("--served-model-name=", doc.word(name), name, doc))
+    cache = get(spec, "cacheProfile")
+    if url.value.strip().startswith("s3://") and not (is_scalar(cache) and cache.value):
+        # an s3:// url without a cache profile: vLLM streams the weights from the bucket,
+        # `--load-format=runai_streamer` after --served-model-name (vLLMPodForModel:
+        # useRunaiStreamer, kubeai helm-chart-kubeai-0.22.1 internal/modelcontroller/
+        # engine_vllm.go; scheme per model_source.go parseModelURL)
+        args.append(_synthetic("--load-format=runai_streamer", None, url, doc))
     env: dict[str, EnvVar] = {}
     for key, key_node, value in pairs(get(spec, "env")):
         env[key] = (EnvVar(key, value.value, doc.span(value)) if is_scalar(value)
@@ -168,7 +175,6 @@ def _kubeai_spec(doc: Doc, spec: Any, name: Any, base: Context, found: Found) ->
             labels["kubeai.org/resourceProfile"] = Located(gpu_type, doc.span(profile),
                                                            doc.source)
     volumes: dict[str, Located] = {}
-    cache = get(spec, "cacheProfile")
     if is_scalar(cache) and cache.value:
         # a cache profile: the controller loads the weights into a shared volume once
         # (internal/modelcontroller cache.go) and vLLM reads them from there

@@ -52,13 +52,19 @@ def _loader() -> _Loader:
     global _LOADER
     if _LOADER is None:
         try:
-            from ruamel.yaml.cyaml import CBaseLoader
+            from ruamel.yaml.cyaml import CBaseLoader, CParser
             from ruamel.yaml.nodes import ScalarNode, SequenceNode
 
             class FastLoader(CBaseLoader):  # type: ignore[misc]
                 """The C composer without the resolver's per-node Python work: every tag is
                 the base default (str/seq/map), as BaseResolver would give with no implicit or
-                path resolvers registered."""
+                path resolvers registered.  Only the C parser is set up: the constructor's
+                and the resolver's state (CBaseLoader.__init__) is never read by a composer
+                whose resolve answers from class constants, and no node is constructed."""
+
+                def __init__(self, stream: Any) -> None:
+                    CParser.__init__(self, stream)
+                    self._parser = self._composer = self
 
                 def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
                     if kind is ScalarNode:

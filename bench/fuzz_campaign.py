@@ -6,9 +6,11 @@ linted in-process for a fixed time; every input that ends in MG000, an exception
     .venv/bin/python bench/fuzz_campaign.py --minutes 10 --seed 1
 
 Generators (own, seeded): every number-taking vLLM and llama-server flag of the hostile set with a
-hostile number; config.json fields with hostile numbers and types; GGUF header fields; compose services built from random Dockerfiles; byte
-mutations (flip, insert, delete, duplicate a span) of the files each tests/hostile_cases.py case
-writes, at a small scale.  One core; keep runs to <= 15 minutes on the shared machine.
+hostile number; config.json fields with hostile numbers and types; GGUF header fields; compose
+services built from random Dockerfiles; scripts and Markdown fences of random launch words, quotes
+and continuations (some thousands of lines long); byte mutations (flip, insert, delete, duplicate
+a span) of the files each tests/hostile_cases.py case writes, at a small scale.  One core; keep
+runs to <= 15 minutes on the shared machine.
 """
 
 from __future__ import annotations
@@ -189,7 +191,30 @@ def gen_compose_build(rng: random.Random, d: Path) -> list[str]:
                                          and (d / "Dockerfile").exists() else [])
 
 
-GENERATORS = [gen_vllm, gen_llama, gen_mutated_case, gen_compose_build]
+PIECES = ["vllm serve meta-llama/Llama-3.1-8B-Instruct", "llama-server -m m.gguf", "-tp 2",
+          "--port 8000", "\\", "\\ ", "'", '"', "`", "$(", ")", "${X:-", "}", "X=1", "export A=",
+          "CUDA_VISIBLE_DEVICES=0,1", "sh -c '", "bash -c \"", "<<EOF", "EOF", "&&", "|", ";",
+          "#", "it's", "kubectl logs pod", "python3 -m vllm.entrypoints.openai.api_server",
+          "--model m", "[\"vllm\", \"serve\",", "]", "$x", "\t", "```", "```bash", "- ", "  "]
+
+
+def gen_shell_text(rng: random.Random, d: Path) -> list[str]:
+    """Scripts and Markdown fences of random lines built from launch words, quotes,
+    continuations, here-documents and nested `sh -c`; now and then thousands of lines, so
+    that work per line that grows with the text shows up as a timeout."""
+    n = rng.choice([3, 10, 40, 200, 3000]) if rng.random() < 0.9 else 20000
+    line = lambda: " ".join(rng.choice(PIECES) for _ in range(rng.randrange(1, 7)))  # noqa: E731
+    unit = [line() for _ in range(rng.randrange(1, 8))]
+    lines = [rng.choice(unit) if rng.random() < 0.8 else line() for _ in range(n)]
+    lines = [x if rng.random() < 0.9 else "" for x in lines]
+    if rng.random() < 0.5:
+        (d / "run.sh").write_text("#!/bin/sh\n" + "\n".join(lines) + "\n")
+        return [str(d / "run.sh")]
+    (d / "README.md").write_text("# vllm\n\n```bash\n" + "\n".join(lines) + "\n```\n")
+    return [str(d / "README.md")]
+
+
+GENERATORS = [gen_vllm, gen_llama, gen_mutated_case, gen_compose_build, gen_shell_text]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,12 +7,13 @@ import math
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from .bounds import MAX_GPUS, plausible_int
 from .deployment import Deployment, LinkIndex
 from .engines import ENGINES, parse_launch
 from .facts.peers import GpuPeer, physical_gpus
 from .findings import Finding, Severity, internal_error, placed
 from .images import parse_image
-from .launch import RPC_SERVER, VLLM, HpaInfo, Launch, ServiceInfo
+from .launch import RPC_SERVER, VLLM, GpuRequest, HpaInfo, Launch, ServiceInfo
 from .resolve import ModelFacts, gpu_facts, layout, model_facts
 from .rules import checks_stating
 from .records import dataclass, field, replace
@@ -163,13 +164,17 @@ def deployment(launch: Launch, settings: Settings, options: Options,
         findings.append(unknown_model(launch, model))
     if launch.inferred_from is not None:
         findings.append(inferred_engine(launch))
+    gpu = gpu_facts(launch, settings, options.gpu, options.gpus_per_node)
+    if gpu is not None and gpu.request is not None and gpu.request.count is not None \
+            and not plausible_int(gpu.request.count, MAX_GPUS):
+        findings.append(implausible_gpus(launch, gpu.request))
     d = Deployment(
         launch=launch,
         inv=inv,
         settings=settings,
         layout=layout(inv, launch),
         model=model,
-        gpu=gpu_facts(launch, settings, options.gpu, options.gpus_per_node),
+        gpu=gpu,
         services=fileset.links.services_of(launch),
         hpas=fileset.links.hpas_of(launch),
         gpu_peers=fileset.gpu_peers(launch, settings.target_version),
@@ -226,6 +231,18 @@ def unknown_model(launch: Launch, model: ModelFacts) -> Finding:
         launch.source, span,
         hint="add its shape under [models] in mgpu-lint.toml (params, layers, hidden, heads, "
              "kv_heads, head_dim …), or keep its config.json beside the manifest",
+    )
+
+
+def implausible_gpus(launch: Launch, request: GpuRequest) -> Finding:
+    """MG006: a GPU request no deployment has (linter/bounds.py); resolve._count leaves the
+    count unknown, so every rule that compares or loops over GPUs stays silent."""
+    return Finding(
+        "MG006", Severity.WARNING,
+        f"{request.origin} {request.count} is beyond any deployment (at most {MAX_GPUS:,} GPUs "
+        "are checked): the GPU-count rules are skipped for this launch",
+        launch.source, request.span if request.span is not None else launch.program.span,
+        hint="state the number of GPUs the container gets",
     )
 
 

@@ -77,6 +77,12 @@ RULES: list[Rule] = [
         `--config`, and `key: false` in the file is silently dropped by `vllm serve` (a
         warning: the setting keeps its default).
 
+        A size no deployment has is reported too, so the rules that would count or loop over
+        it are skipped rather than run for hours: a parallel size, node count or context
+        length beyond the limits of linter/bounds.py (`-tp 1000000000`, an error), and a GPU
+        request beyond 1,048,576 (`nvidia.com/gpu: 100000000`, a warning: the engine never
+        parses it, and no machine has that many GPUs).
+
         The finding points at the value; rules that need the value stay silent.
         """,
     ),

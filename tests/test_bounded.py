@@ -161,6 +161,14 @@ def test_non_utf8_env_is_mg001_on_the_env(tmp_path: Path) -> None:
     assert any(code == "MG001" and "0xff" in msg and ".env" in msg for code, msg in found)
 
 
+@pytest.mark.parametrize("name", ["gpu-request-1e8", "llama-gpu-request-1e8"])
+def test_implausible_gpu_request_is_a_value_finding(tmp_path: Path, name: str) -> None:
+    """A GPU request no machine has is said where it is written (MG006), not only skipped."""
+    found = _codes(tmp_path, name)
+    assert ("MG006", "nvidia.com/gpu limit 100000000 is beyond any deployment (at most "
+            "1,048,576 GPUs are checked): the GPU-count rules are skipped for this launch") in found
+
+
 REGRESSIONS = Path(__file__).resolve().parent / "data" / "regressions"
 
 

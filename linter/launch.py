@@ -145,6 +145,10 @@ class Context:
     # (the count alone when the text names no type: "on 8 GPUs", "an 8-GPU node")
     stated_gpu: Located | None = None
     stated_gpu_count: Located | None = None
+    # what a file states about the GPU type that names none the linter knows (a KubeAI
+    # resourceProfile outside the chart's `<vendor>-gpu-<type>` names): the type is assumed,
+    # and the assumption says why (GpuFacts.unknown_label)
+    unmapped_gpu: str = ""
     # TPU chips given to the container (`google.com/tpu` limit or request)
     tpus: Located | None = None
 

@@ -400,7 +400,7 @@ def gpu_facts(launch: Launch, settings: Settings, cli_gpu: str | None,
     span = None
     assumed = True
     label_count: int | None = None
-    unknown_label = ""
+    unknown_label = ctx.unmapped_gpu
     for key, located in ctx.node_labels.items():
         match = knowledge.resolve_node_label(key, located.value, extra)
         if match is not None:

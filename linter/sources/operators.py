@@ -165,6 +165,7 @@ def _kubeai_spec(doc: Doc, spec: Any, name: Any, base: Context, found: Found) ->
                 "VLLM_ALLOW_RUNTIME_LORA_UPDATING", "True", doc.span(adapters[0])), **env}
     gpus: GpuRequest | None = None
     labels: dict[str, Located] = {}
+    unmapped = ""
     profile = get(spec, "resourceProfile")
     if is_scalar(profile):
         m = _PROFILE.match(profile.value.strip())
@@ -174,6 +175,10 @@ def _kubeai_spec(doc: Doc, spec: Any, name: Any, base: Context, found: Found) ->
                               doc.span(profile), vendor)
             labels["kubeai.org/resourceProfile"] = Located(gpu_type, doc.span(profile),
                                                            doc.source)
+        elif not profile.value.strip().startswith(("cpu", "google-tpu-")):
+            # a profile of the user's own chart values (any name): its node selector, GPUs and
+            # their type are not in this file
+            unmapped = f"KubeAI resourceProfile `{profile.value.strip()}`"
     volumes: dict[str, Located] = {}
     if is_scalar(cache) and cache.value:
         # a cache profile: the controller loads the weights into a shared volume once
@@ -192,6 +197,7 @@ def _kubeai_spec(doc: Doc, spec: Any, name: Any, base: Context, found: Found) ->
                   if is_scalar(replicas) else None),
         gpus=gpus or gpus_from_visible_devices(env),
         node_labels=labels,
+        unmapped_gpu=unmapped,
         volumes=volumes,
         shm=Located("KubeAI pod: emptyDir medium: Memory on /dev/shm"),
         # the controller adds startup, readiness and liveness probes on /health

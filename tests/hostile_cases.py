@@ -440,6 +440,9 @@ CASES: dict[str, Case] = {
     "long-word-expansions": _long_shell(lambda n: "m" + "$x" * (n // 2), prelude="x=ab\n"),
     "long-word-unknown-expansions": _long_shell(lambda n: "m" + "$HOME" * (n // 5)),
     "long-folded-blank-lines": long_folded_blank_lines,
+    # an unclosed double quote over many `$(…)`/`${…}`: the grammar's DQ regex backtracks
+    # exponentially (14 repetitions took 76 s); shell._dq_end finds its end in linear time
+    "dq-fallback-backtracking": _long_shell(lambda n: '"' + "$(a) ${b} " * (n // 10) + "$("),
     "many-broken-continuations": many_broken_continuations,
     "many-launches-one-gpu": many_launches_one_gpu,
 }

@@ -95,3 +95,24 @@ def test_option_words_split_as_lark_parses_them() -> None:
 def test_generated_words_split_as_lark_parses_them(rest: str) -> None:
     for word in ("-" + rest, "--" + rest, rest):
         assert classify(word) == lark_classify(word), word
+
+
+def test_double_quote_fallback_ends_where_the_grammar_regex_does() -> None:
+    """shell._dq_end finds the end of the grammar's DQ (the backtracking regex, exponential on
+    `"$(a) ${b} …$(`) in linear time: it must end where the regex does, on every text, with
+    the dead positions shared between the calls of one text as the lexer shares them."""
+    import random
+    import re
+
+    from mgpu_lint.grammars.terminals import SHELL
+    from mgpu_lint.shell import _dq_end
+
+    dq = re.compile(dict(SHELL)["DQ"])
+    rng = random.Random(11)
+    pieces = ['"', "$", "\\", "{", "}", "(", ")", "'", "a", " ", "\n", "${", "$(", "`"]
+    for _ in range(20_000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randrange(1, 24)))
+        dead: set[int] = set()
+        for start in [i for i, c in enumerate(text) if c == '"']:
+            m = dq.match(text, start)
+            assert _dq_end(text, start, dead) == (m.end() if m else None), (text, start)

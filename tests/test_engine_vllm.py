@@ -173,21 +173,28 @@ def test_booleans_take_no_value() -> None:
     ]
 
 
+def _pod_on_images(tmp_path, capsys, command: str, images: tuple[str, ...], *opts: str
+                   ) -> list[str]:
+    """The text report of one Pod running ``command`` (a YAML flow list's items) on each image."""
+    from mgpu_lint.cli import main
+
+    outs = []
+    for image in images:
+        path = tmp_path / "p.yaml"
+        path.write_text("kind: Pod\napiVersion: v1\nmetadata: {name: a}\nspec:\n  containers:\n"
+                        f"  - name: a\n    image: {image}\n    command: [{command}]\n")
+        main(["--no-color", "--exit-zero", *opts, str(path)])
+        outs.append(capsys.readouterr().out)
+    return outs
+
+
 def test_a_value_another_release_takes_is_a_warning_when_nothing_pins(tmp_path, capsys) -> None:
     # --enable-chunked-prefill was a StoreBoolean up to 0.7.3 (`=false` valid there), a bare
     # flag from 0.8.5 (vllm/engine/arg_utils.py EngineArgs.add_cli_args of each release)
-    from mgpu_lint.cli import main
-
-    pod = ("kind: Pod\napiVersion: v1\nmetadata: {name: a}\nspec:\n  containers:\n  - name: a\n"
-           "    image: %s\n    command: [vllm, serve, org/m, --enable-chunked-prefill=false,"
-           " --enforce-eager=true]\n")
-    outs = []
-    for image in ("registry.local/llm:1", "vllm/vllm-openai:v0.10.2"):
-        path = tmp_path / "p.yaml"
-        path.write_text(pod % image)
-        main(["--no-color", "--exit-zero", str(path)])
-        outs.append(capsys.readouterr().out)
-    unpinned, pinned = outs
+    unpinned, pinned = _pod_on_images(
+        tmp_path, capsys, "vllm, serve, org/m, --enable-chunked-prefill=false, "
+        "--enforce-eager=true",
+        ("registry.local/llm:1", "vllm/vllm-openai:v0.10.2"))
     assert ("MG006 [warning] --enable-chunked-prefill takes no value: vLLM 0.30.0 fails with "
             "\"ignored explicit argument 'false'\" (assuming vLLM 0.30.0, as nothing pins the "
             "release: vLLM 0.6.6.post1 to 0.7.3 take a value there)") in unpinned, unpinned
@@ -399,18 +406,10 @@ def test_unknown_flag_value_is_not_the_model_when_model_flag_gives_it() -> None:
 def test_vllm_omni_image_takes_its_own_options(tmp_path, capsys) -> None:
     # vllm-project/vllm-omni be81443c: the image's `vllm` is vllm_omni.entrypoints.cli.main,
     # which adds --omni, --stage-configs-path, … to vLLM's serve parser when argv has --omni
-    from mgpu_lint.cli import main
-
-    pod = ("kind: Pod\napiVersion: v1\nmetadata: {name: a}\nspec:\n  containers:\n  - name: a\n"
-           "    image: %s\n    command: [vllm, serve, Qwen/Qwen2.5-Omni-7B, --omni,"
-           " --stage-configs-path, /c/s.yaml, --init-timeout=600, --no-such-flag]\n")
-    outs = []
-    for image in ("vllm/vllm-omni:v0.20.0", "vllm/vllm-openai:v0.30.0"):
-        path = tmp_path / "p.yaml"
-        path.write_text(pod % image)
-        main(["--no-color", "--exit-zero", "--select", "MG004", str(path)])
-        outs.append(capsys.readouterr().out)
-    omni, plain = outs
+    omni, plain = _pod_on_images(
+        tmp_path, capsys, "vllm, serve, Qwen/Qwen2.5-Omni-7B, --omni, --stage-configs-path, "
+        "/c/s.yaml, --init-timeout=600, --no-such-flag",
+        ("vllm/vllm-omni:v0.20.0", "vllm/vllm-openai:v0.30.0"), "--select", "MG004")
     found = [ln for ln in omni.splitlines() if ": MG" in ln]
     # vLLM's and vLLM-Omni's parsers both lack --no-such-flag; nothing else is reported
     assert len(found) == 1 and "unknown flag --no-such-flag" in found[0], omni

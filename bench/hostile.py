@@ -72,7 +72,9 @@ def run_cli(args: list[str], cwd: Path, timeout: float = KILL_AFTER) -> dict:
         "rss_mib": round(usage.ru_maxrss / 1024, 1),
         "timed_out": timed_out,
         "signal": signal.Signals(-rc).name if rc < 0 and not timed_out else None,
-        "mg000": b'"MG000"' in stdout or b" MG000 " in stdout,
+        # SARIF lists every rule, MG000 too, in its driver; a result names its rule as ruleId
+        "mg000": (b'"ruleId":"MG000"' in stdout if b'"$schema"' in stdout[:200]
+                  else b'"MG000"' in stdout or b" MG000 " in stdout),
         "traceback": "Traceback (most recent call last)" in stderr,
         "stderr": stderr[-400:],
         "out_bytes": len(stdout),

@@ -317,6 +317,18 @@ def _long_shell(make: Callable[[int], str], prelude: str = "") -> Case:
     return case
 
 
+def blank_runs_in_sarif_names(d: Path, scale: float) -> list[str]:
+    """A shell function line and a Markdown heading with a long run of blanks in them, read for
+    the SARIF logical locations: the old patterns tried every split of the run between their
+    \\s*, cubic (2,000 blanks took 28 s and 6 s)."""
+    n = max(4_000, int(1024 * 1024 * scale))
+    launch = "vllm serve meta-llama/Llama-3.1-8B-Instruct --tensor-parallel-size 3\n"
+    (d / "run.sh").write_text("#!/bin/sh\nfunction f" + " " * n + "x\nstart()" + " " * n
+                              + "{\n  " + launch + "}\n")
+    (d / "README.md").write_text("# a" + " " * n + "b\n\n```sh\n" + launch + "```\n")
+    return ["--format", "sarif", "run.sh", "README.md"]
+
+
 def long_folded_blank_lines(d: Path, scale: float) -> list[str]:
     n = max(50_000, int(4 * 1024 * 1024 * scale))
     (d / "pod.yaml").write_text(
@@ -445,4 +457,5 @@ CASES: dict[str, Case] = {
     "dq-fallback-backtracking": _long_shell(lambda n: '"' + "$(a) ${b} " * (n // 10) + "$("),
     "many-broken-continuations": many_broken_continuations,
     "many-launches-one-gpu": many_launches_one_gpu,
+    "blank-runs-in-sarif-names": blank_runs_in_sarif_names,
 }

@@ -211,7 +211,9 @@ def loads_yaml(text: str, max_nodes: int = MAX_YAML_NODES) -> Any:
     after the main reader's nesting guard and an alias budget.  SideFileError on any failure."""
     from ruamel.yaml import YAML
 
-    from .yamlsrc import MAX_DEPTH, nesting_depth_exceeds
+    from .yamlsrc import MAX_DEPTH, nesting_depth_exceeds, quiet_ruamel
+
+    quiet_ruamel()
 
     deep = nesting_depth_exceeds(text)
     if deep is not None:

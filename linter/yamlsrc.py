@@ -48,9 +48,23 @@ class _Loader:
 _LOADER: _Loader | None = None
 
 
+def quiet_ruamel() -> None:
+    """ruamel.yaml prints Python warnings on stderr for YAML that is valid: an anchor defined
+    again (YAML 1.2 lets an alias refer to the most recent one), YAML 1.1 float spellings.
+    What matters in them the linter reports as findings; a warning with a path into
+    site-packages is noise in a CI log."""
+    import warnings
+
+    from ruamel.yaml.error import YAMLFutureWarning, YAMLWarning
+
+    warnings.filterwarnings("ignore", category=YAMLWarning)
+    warnings.filterwarnings("ignore", category=YAMLFutureWarning)
+
+
 def _loader() -> _Loader:
     global _LOADER
     if _LOADER is None:
+        quiet_ruamel()
         try:
             from ruamel.yaml.cyaml import CBaseLoader, CParser
             from ruamel.yaml.nodes import ScalarNode, SequenceNode

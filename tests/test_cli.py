@@ -96,3 +96,14 @@ def test_console_script_runs() -> None:
                            "llama-server -m x.gguf"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_valid_yaml_prints_no_python_warning(tmp_path) -> None:
+    # an anchor defined twice is valid YAML 1.2 (an alias refers to the most recent one), and
+    # ruamel.yaml's ReusedAnchorWarning went to stderr with a path into site-packages
+    path = tmp_path / "pod.yaml"
+    path.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: &a x}\nspec:\n  containers:\n"
+                    "  - name: &a c\n    image: vllm/vllm-openai:v0.10.2\n    args: [--model, m]\n")
+    proc = subprocess.run([sys.executable, "-m", "mgpu_lint.cli", "--exit-zero", str(path)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr

@@ -329,6 +329,40 @@ def blank_runs_in_sarif_names(d: Path, scale: float) -> list[str]:
     return ["--format", "sarif", "run.sh", "README.md"]
 
 
+def long_fence_info_string(d: Path, scale: float) -> list[str]:
+    """A Markdown line of three backticks, a long info string and a backtick (no fence: a
+    backtick ends it): the fence pattern tried every split of the info string, quadratic."""
+    n = max(100_000, int(4 * 1024 * 1024 * scale))
+    (d / "README.md").write_text("```" + "a" * n + "`\n\n```sh\n"
+                                 "vllm serve meta-llama/Llama-3.1-8B-Instruct\n```\n")
+    return ["README.md"]
+
+
+def unclosed_template_actions(d: Path, scale: float) -> list[str]:
+    """`{{` repeated with no `}}` after it, in a Deployment's argument, an `eval` of a script
+    and a KServe LLMInferenceServiceConfig: each lazy `{{.*?}}` read from every `{{` to the
+    end, quadratic."""
+    n = max(100_000, int(4 * 1024 * 1024 * scale))
+    run = "{{" * (n // 2)
+    (d / "deploy.yaml").write_text(deployment(["meta-llama/Llama-3.1-8B-Instruct",
+                                               "--served-model-name", run]))
+    (d / "run.sh").write_text(shell("eval vllm serve meta-llama/Llama-3.1-8B-Instruct " + run))
+    (d / "config.yaml").write_text(f"""\
+apiVersion: serving.kserve.io/v1alpha2
+kind: LLMInferenceServiceConfig
+metadata:
+  name: hostile
+spec:
+  template:
+    containers:
+      - name: main
+        image: {VLLM_IMAGE}
+        args: ["--tensor-parallel-size", "{{{{ .Spec.Parallelism.Tensor }}}}",
+               "--served-model-name", "{run}"]
+""")
+    return ["deploy.yaml", "run.sh", "config.yaml"]
+
+
 def long_folded_blank_lines(d: Path, scale: float) -> list[str]:
     n = max(50_000, int(4 * 1024 * 1024 * scale))
     (d / "pod.yaml").write_text(
@@ -458,4 +492,6 @@ CASES: dict[str, Case] = {
     "many-broken-continuations": many_broken_continuations,
     "many-launches-one-gpu": many_launches_one_gpu,
     "blank-runs-in-sarif-names": blank_runs_in_sarif_names,
+    "long-fence-info-string": long_fence_info_string,
+    "unclosed-template-actions": unclosed_template_actions,
 }

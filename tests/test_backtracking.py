@@ -37,3 +37,39 @@ def test_markdown_heading_text_is_what_the_lazy_pattern_found() -> None:
     for text in _texts(pieces, 5):
         m = old.match(text)
         assert _heading_text(text) == (m.group(2) if m else None), repr(text)
+
+
+def test_markdown_fence_pattern_matches_what_the_greedy_one_did() -> None:
+    from mgpu_lint.sources.markdown import _FENCE
+
+    old = re.compile(r"^([ \t]*)(`{3,}|~{3,})[ \t]*([^`\s]*)[^`\n]*$")
+    pieces = [*BLANKS, "`", "```", "~", "~~~", "sh", "{", "a b"]
+    for text in _texts(pieces, 7):
+        a, b = old.match(text), _FENCE.match(text)
+        assert (a.groups() if a else None) == (b.groups() if b else None), repr(text)
+
+
+TEMPLATE_PIECES = ["{", "}", "{{", "}}", "{%", "%}", "%", "-", "a", " ", "\n"]
+
+
+def test_template_spans_are_where_the_lazy_pattern_found_them() -> None:
+    from mgpu_lint.sources.yamlnodes import _templates
+
+    old = re.compile(r"\{\{.*?\}\}|\{%.*?%\}", re.S)
+    for text in _texts(TEMPLATE_PIECES, 9, longest=20):
+        assert list(_templates(text)) == [m.span() for m in old.finditer(text)], text
+
+
+def test_go_actions_searched_up_to_the_last_close_are_the_same() -> None:
+    from mgpu_lint.sources.commandline import _GO_TEMPLATE
+    from mgpu_lint.sources.kserve import _ACTION
+
+    rng = random.Random(13)
+    for text in _texts(TEMPLATE_PIECES, 11, longest=20):
+        start = rng.randrange(0, len(text) + 1)
+        end = rng.randrange(start, len(text) + 1)
+        cut = min(end, text.rfind("}}", start, end) + 2)
+        assert [(m.span(), m.groups()) for m in _ACTION.finditer(text, start, end)] == \
+            [(m.span(), m.groups()) for m in _ACTION.finditer(text, start, cut)], text
+        assert bool(_GO_TEMPLATE.search(text)) == \
+            bool(_GO_TEMPLATE.search(text, 0, text.rfind("}}") + 2)), text

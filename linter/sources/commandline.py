@@ -565,7 +565,9 @@ def _eval(words: list[Word], scope: Scope) -> Found:
     each character still pointing where it was written.  Words whose expansion is unknown keep
     their `$NAME` text, which the second reading again treats as unknown."""
     args = words[1:]
-    if not args or any(_GO_TEMPLATE.search(w.text) for w in args):
+    # (searched only up to the last `}}`: a `{{` after it has no end, and the regex read from
+    # each such `{{` to the end of the word, quadratic)
+    if not args or any(_GO_TEMPLATE.search(w.text, 0, w.text.rfind("}}") + 2) for w in args):
         # an unrendered template (KServe's LLMInferenceServiceConfig writes `eval "exec vllm
         # serve … {{ if .Spec… }} --tensor-parallel-size {{ … }}{{ end }}"`): the command
         # exists only once the operator renders it, so it is not read

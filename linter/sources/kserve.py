@@ -455,7 +455,9 @@ def render_templates(text: str, start: int,
     regions: list[tuple[int, int, str]] = []
     depth = 0
     open_at = 0
-    for m in _ACTION.finditer(text, start, end):
+    # up to the last `}}`: an action ends at the first `}}` after its `{{`, and a `{{` after the
+    # last one has none (the regex read from each such `{{` to `end`, quadratic)
+    for m in _ACTION.finditer(text, start, min(end, text.rfind("}}", start, end) + 2)):
         body = m.group(2)
         lo = m.start()
         if m.group(1):  # `{{-`: the spaces and tabs before it go

@@ -118,9 +118,22 @@ _ENGINE_MENTION = re.compile(
 
 
 # lines that name an engine as a package or a Python module, not as something to start
-_NOT_A_LAUNCH = re.compile(
-    r"\b(?:pip3?|uv|conda|mamba|micromamba|pipx|poetry|apt(?:-get)?|brew)\b[^\n]*\b(?:install|add)\b"
-    r"|\b(?:from\s+vllm\S*\s+import|import\s+vllm)\b")
+# (a line is one when ``\b(?:TOOL)\b[^\n]*\b(?:install|add)\b|IMPORT`` finds a match in it:
+# _not_a_launch searches the installer's word, then the verb after the first one; the one
+# pattern read from every installer word to the line's end, quadratic in a line of them)
+_INSTALLER = re.compile(r"\b(?:pip3?|uv|conda|mamba|micromamba|pipx|poetry|apt(?:-get)?|brew)\b")
+_INSTALL = re.compile(r"\b(?:install|add)\b")
+_IMPORT = re.compile(r"\b(?:from\s+vllm\S*\s+import|import\s+vllm)\b")
+
+
+def _not_a_launch(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` (one line) installs or imports an engine."""
+    tool = _INSTALLER.search(text, start, end)
+    if tool is not None:
+        stop = text.find("\n", tool.end(), end)
+        if _INSTALL.search(text, tool.end(), end if stop < 0 else stop) is not None:
+            return True
+    return _IMPORT.search(text, start, end) is not None
 
 
 def engine_mention(text: str, kind: str) -> tuple[int, int] | None:
@@ -155,12 +168,16 @@ def names_engine(text: str) -> bool:
 def _first_mention(text: str) -> tuple[int, int] | None:
     if _ROUTER_ONLY.search(text):
         return None
-    for m in _ENGINE_MENTION.finditer(text):
+    pos = 0
+    while (m := _ENGINE_MENTION.search(text, pos)) is not None:
         line_start = text.rfind("\n", 0, m.start()) + 1
+        line_end = text.find("\n", m.end())
+        # a line skipped is skipped for each mention in it (its comment mark, its install
+        # command): the next mention is looked for on the next line, each line read once
+        pos = len(text) if line_end < 0 else line_end + 1
         if text[line_start:m.start()].lstrip().startswith(("#", "//")):
             continue  # a comment line
-        line_end = text.find("\n", m.end())
-        if _NOT_A_LAUNCH.search(text, line_start, len(text) if line_end < 0 else line_end):
+        if _not_a_launch(text, line_start, len(text) if line_end < 0 else line_end):
             continue
         return m.start(), m.end()
     return None

@@ -457,6 +457,9 @@ def _double_quoted(raw: str, start: int, ex: _Expander, wb: _WordBuilder,
             return
     i = 1
     n = len(raw) - 1  # without the closing quote
+    # `${` after the last `}` expands nothing (_PARAM_RE's `\$\{([^}]*)\}` read to the end
+    # from each one, quadratic)
+    last_close = raw.rfind("}", 0, n)
     while i < n:
         ch = raw[i]
         if ch == "\\" and i + 1 < n + 1:
@@ -475,7 +478,8 @@ def _double_quoted(raw: str, start: int, ex: _Expander, wb: _WordBuilder,
             i += 1
             continue
         if ch == "$":
-            m = _PARAM_RE.match(raw, i, n)
+            m = None if last_close < i + 2 and raw.startswith("${", i) else \
+                _PARAM_RE.match(raw, i, n)
             if m:
                 _expand(m.group(0), start + i, start + m.end(), ex, wb, quoted=True,
                         split=split)

@@ -363,6 +363,16 @@ spec:
     return ["deploy.yaml", "run.sh", "config.yaml"]
 
 
+def many_installer_words(d: Path, scale: float) -> list[str]:
+    """A script with no launch (MG017 looks for an engine's name): a line of `vllm` between
+    `pip` and `install` (read again for each mention), then one of `pip` words without an
+    install verb (the pattern read from each to the line's end)."""
+    n = max(300_000, int(4 * 1024 * 1024 * scale))
+    (d / "run.sh").write_text("pip " + "vllm " * (n // 10) + "install\n" + "pip " * (n // 8)
+                              + "vllm\n")  # no launch: MG017 looks for the engine's name
+    return ["run.sh"]
+
+
 def long_folded_blank_lines(d: Path, scale: float) -> list[str]:
     n = max(50_000, int(4 * 1024 * 1024 * scale))
     (d / "pod.yaml").write_text(
@@ -494,4 +504,6 @@ CASES: dict[str, Case] = {
     "blank-runs-in-sarif-names": blank_runs_in_sarif_names,
     "long-fence-info-string": long_fence_info_string,
     "unclosed-template-actions": unclosed_template_actions,
+    "many-installer-words": many_installer_words,
+    "quoted-unclosed-parameters": _long_shell(lambda n: '"' + "${" * n + '"'),
 }

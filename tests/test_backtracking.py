@@ -73,3 +73,40 @@ def test_go_actions_searched_up_to_the_last_close_are_the_same() -> None:
             [(m.span(), m.groups()) for m in _ACTION.finditer(text, start, cut)], text
         assert bool(_GO_TEMPLATE.search(text)) == \
             bool(_GO_TEMPLATE.search(text, 0, text.rfind("}}") + 2)), text
+
+
+def test_first_engine_mention_is_the_one_the_single_pattern_found() -> None:
+    from mgpu_lint import prepass
+
+    not_a_launch = re.compile(
+        r"\b(?:pip3?|uv|conda|mamba|micromamba|pipx|poetry|apt(?:-get)?|brew)\b[^\n]*"
+        r"\b(?:install|add)\b|\b(?:from\s+vllm\S*\s+import|import\s+vllm)\b")
+
+    def old(text: str) -> tuple[int, int] | None:
+        if prepass._ROUTER_ONLY.search(text):
+            return None
+        for m in prepass._ENGINE_MENTION.finditer(text):
+            line_start = text.rfind("\n", 0, m.start()) + 1
+            if text[line_start:m.start()].lstrip().startswith(("#", "//")):
+                continue
+            line_end = text.find("\n", m.end())
+            if not_a_launch.search(text, line_start, len(text) if line_end < 0 else line_end):
+                continue
+            return m.start(), m.end()
+        return None
+
+    pieces = [" ", " ", "\n", "#", "/", "-", "x", "vllm", "sglang", "pip", "pip3", "uv", "apt",
+              "apt-get", "-get", "install", "add", "from", "import", ".", "llama.cpp"]
+    for text in _texts(pieces, 17, longest=14):
+        assert prepass._first_mention(text) == old(text), repr(text)
+
+
+def test_quoted_parameters_skipped_after_the_last_brace_never_matched() -> None:
+    from mgpu_lint.shell import _PARAM_RE
+
+    for raw in _texts(["$", "{", "}", "${", "a", "_", "1", "@", "-", ":", " "], 19, longest=20):
+        n = len(raw)
+        last_close = raw.rfind("}", 0, n)
+        for i in range(n):
+            if raw[i] == "$" and last_close < i + 2 and raw.startswith("${", i):
+                assert _PARAM_RE.match(raw, i, n) is None, (raw, i)

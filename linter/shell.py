@@ -12,6 +12,7 @@ word's ``unresolved``.
 from __future__ import annotations
 
 import re
+from array import array
 from functools import lru_cache
 from sys import intern
 from typing import Callable, Iterator
@@ -98,7 +99,7 @@ def _greedy_dq() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str], re.
             re.compile(param[:-3] + r"*+\}", re.S), re.compile(cmdsub[:-3] + r"*+\)", re.S))
 
 
-def _dq_end(text: str, start: int, dead: set[int]) -> int | None:
+def _dq_end(text: str, start: int, dead: bytearray) -> int | None:
     """Where the grammar's DQ matched at ``start`` ends, as Python's backtracking regex finds
     it, in time linear in the text (the regex itself took 1.4 s on an 11 KB text of `$(`
     and quotes, and grows exponentially).
@@ -110,44 +111,52 @@ def _dq_end(text: str, start: int, dead: set[int]) -> int | None:
     between that item and a lone `$`.  A depth-first search over positions, in the regex's
     order (one more item first, the item alternatives in order, then the closing quote),
     finds its first match; whether the rest matches from a position depends on the position
-    alone, so ``dead`` (shared by one text's calls) records the positions from which it
-    cannot."""
+    alone, so ``dead`` (one byte per position of the text, shared by one text's calls) marks
+    the positions from which it cannot.  The path is an array of ``2 * position + 1`` when
+    that position's lone-`$` reading is still to try, else ``2 * position``."""
     _, run, param, cmdsub = _greedy_dq()
     n = len(text)
-
-    def items(p: int) -> list[int]:
-        if p >= n:
-            return []
-        c = text[p]
-        if c == '"':
-            return []
-        if c == "\\":
-            return [p + 2] if p + 1 < n else []
-        if c == "$":
-            m = param.match(text, p) or cmdsub.match(text, p)
-            return [m.end(), p + 1] if m else [p + 1]
-        m = run.match(text, p)
-        return [m.end()] if m else []
-
-    stack = [(start + 1, iter(items(start + 1)))]
-    while stack:
-        p, alternatives = stack[-1]
-        for e in alternatives:
-            if e not in dead:
-                stack.append((e, iter(items(e))))
-                break
+    path = array("q")
+    p = start + 1
+    while True:
+        if not dead[p]:
+            # one more item at p: its first reading (the lone `$` after PARAM/CMDSUB is kept)
+            c = text[p] if p < n else ""
+            lone = False
+            if c == '"' or not c:
+                e = -1
+            elif c == "\\":
+                e = p + 2 if p + 1 < n else -1
+            elif c == "$":
+                m = param.match(text, p) or cmdsub.match(text, p)
+                e, lone = (m.end(), True) if m else (p + 1, False)
+            else:
+                e = run.match(text, p).end()  # type: ignore[union-attr]  # c starts a run
+            path.append(2 * p + lone)
+            if e >= 0 and not dead[e]:
+                p = e
+                continue
+        while path:
+            top = path[-1]
+            q = top >> 1
+            if top & 1:
+                path[-1] = top - 1
+                if not dead[q + 1]:
+                    p = q + 1
+                    break
+                continue
+            path.pop()
+            if q < n and text[q] == '"':
+                return q + 1  # no more items at q, and the closing quote is there
+            dead[q] = 1
         else:
-            stack.pop()
-            if p < n and text[p] == '"':
-                return p + 1
-            dead.add(p)
-    return None
+            return None
 
 
 def _tokens(text: str) -> Iterator[tuple[str, str, int]]:
     """(type, value, start) for each token; a `#` inside a word is lexed as a literal."""
     match = _scanner().match
-    dead: set[int] = set()  # positions from which the grammar's DQ cannot end (_dq_end)
+    dead: bytearray | None = None  # positions from which the grammar's DQ cannot end (_dq_end)
     pos = 0
     n = len(text)
     prev_type = "WS"
@@ -160,8 +169,10 @@ def _tokens(text: str) -> Iterator[tuple[str, str, int]]:
         if ttype == "BAD_QUOTE" and value == '"':
             body = _greedy_dq()[0]
             read = body.match(text, pos)
-            region = text[pos:read.end()] if read else ""
-            if "${" in region or "$(" in region:
+            till = read.end() if read else pos
+            if text.find("${", pos, till) >= 0 or text.find("$(", pos, till) >= 0:
+                if dead is None:
+                    dead = bytearray(n + 1)
                 end = _dq_end(text, pos, dead)
                 if end is not None:
                     ttype, value = "DQ", text[pos:end]

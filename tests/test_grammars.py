@@ -112,7 +112,7 @@ def test_double_quote_fallback_ends_where_the_grammar_regex_does() -> None:
     pieces = ['"', "$", "\\", "{", "}", "(", ")", "'", "a", " ", "\n", "${", "$(", "`"]
     for _ in range(20_000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randrange(1, 24)))
-        dead: set[int] = set()
+        dead = bytearray(len(text) + 1)
         for start in [i for i, c in enumerate(text) if c == '"']:
             m = dq.match(text, start)
             assert _dq_end(text, start, dead) == (m.end() if m else None), (text, start)

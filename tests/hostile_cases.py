@@ -373,6 +373,17 @@ def many_installer_words(d: Path, scale: float) -> list[str]:
     return ["run.sh"]
 
 
+def compose_nested_defaults(d: Path, scale: float) -> list[str]:
+    """A compose command of `${a:-{}` repeated, never closed: the interpolation pattern read
+    the default again from every `${` before it, quadratic."""
+    n = max(250_000, int(4 * 1024 * 1024 * scale))
+    (d / "compose.yaml").write_text(
+        "services:\n  engine:\n    image: vllm/vllm-openai:v0.30.0\n"
+        "    command: [\"meta-llama/Llama-3.1-8B-Instruct\", \"--served-model-name\", \""
+        + "${a:-{}" * (n // 7) + "\"]\n")
+    return ["compose.yaml"]
+
+
 def long_folded_blank_lines(d: Path, scale: float) -> list[str]:
     n = max(50_000, int(4 * 1024 * 1024 * scale))
     (d / "pod.yaml").write_text(
@@ -506,4 +517,5 @@ CASES: dict[str, Case] = {
     "unclosed-template-actions": unclosed_template_actions,
     "many-installer-words": many_installer_words,
     "quoted-unclosed-parameters": _long_shell(lambda n: '"' + "${" * n + '"'),
+    "compose-nested-defaults": compose_nested_defaults,
 }

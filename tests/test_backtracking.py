@@ -110,3 +110,16 @@ def test_quoted_parameters_skipped_after_the_last_brace_never_matched() -> None:
         for i in range(n):
             if raw[i] == "$" and last_close < i + 2 and raw.startswith("${", i):
                 assert _PARAM_RE.match(raw, i, n) is None, (raw, i)
+
+
+def test_compose_interpolations_are_what_the_pattern_found() -> None:
+    from mgpu_lint.sources.compose import _interpolations
+
+    old = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?+])((?:[^{}]|\{[^}]*\})*))?\}"
+                     r"|\$([A-Za-z_][A-Za-z0-9_]*)")
+    pieces = ["$", "{", "}", "${", "a", "_", "1", ":", "-", "?", "+", " ", "\n", "$$", "${a",
+              "${a:-", "{}"]
+    for text in _texts(pieces, 23, count=40_000, longest=18):
+        want = [(m.start(), m.end(), m.group(1) or m.group(4), m.group(2), m.group(3))
+                for m in old.finditer(text)]
+        assert list(_interpolations(text)) == want, text

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from .. import safeio
 from ..findings import Finding
@@ -49,8 +49,85 @@ if TYPE_CHECKING:
     from .dockerfile import BuiltImage
 
 DOTENV_MAX_BYTES = 1024 * 1024
-_INTERP = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?+])((?:[^{}]|\{[^}]*\})*))?\}"
-                     r"|\$([A-Za-z_][A-Za-z0-9_]*)")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_BRACE = re.compile(r"[{}]")
+
+
+def _interpolations(text: str) -> Iterator[tuple[int, int, str | None, str | None, str | None]]:
+    """(start, end, name, operator, default) of each match of the interpolation pattern
+    ``\\$\\$|\\$\\{(NAME)(?:(:?[-?+])((?:[^{}]|\\{[^}]*\\})*))?\\}|\\$(NAME)`` found by
+    ``finditer`` (name None for ``$$``), in linear time.  The regex read each `${NAME:-`
+    default again from every `${` before it, quadratic ("${a:-{}" x 20,000: 24 s).
+
+    A default is read one way: runs of characters other than braces, and `{…}` up to the first
+    `}` after its `{`, until a `}` (it ends there) or a `{` with no `}` after it or the end (no
+    match; giving back an item never puts a `}` next).  Reads from two `${` that meet at the same
+    `{` go on alike, so the last read is remembered: a later read that reaches a `{` inside it
+    ends where it ended."""
+    n = len(text)
+    last_close = text.rfind("}")
+    read = (n + 1, -1, None)  # (first `{`, last position, closing `}` or None) of the last read
+
+    def default_end(r: int) -> int | None:
+        nonlocal read
+        b = _BRACE.search(text, r)
+        if b is None:
+            return None
+        at = b.start()
+        if text[at] == "}":
+            return at
+        if read[0] <= at <= read[1]:
+            return read[2]
+        first = at
+        while True:
+            if at > last_close:  # a `{` never closed
+                end, stop = at, None
+                break
+            b = _BRACE.search(text, text.find("}", at + 1) + 1)
+            if b is None:
+                end, stop = n, None
+                break
+            at = b.start()
+            if text[at] == "}":
+                end = stop = at
+                break
+        read = (first, end, stop)
+        return stop
+
+    pos = 0
+    while True:
+        i = text.find("$", pos)
+        if i < 0 or i + 1 >= n:
+            return
+        pos = i + 1
+        c = text[i + 1]
+        if c == "$":
+            yield i, i + 2, None, None, None
+            pos = i + 2
+        elif c == "{":
+            m = _NAME.match(text, i + 2)
+            if m is None:
+                continue
+            q = m.end()
+            if text.startswith("}", q):
+                yield i, q + 1, m.group(), None, None
+                pos = q + 1
+                continue
+            if text.startswith(":", q) and text[q + 1:q + 2] in ("-", "?", "+"):
+                op_end = q + 2
+            elif text[q:q + 1] in ("-", "?", "+"):
+                op_end = q + 1
+            else:
+                continue
+            stop = default_end(op_end)
+            if stop is not None:
+                yield i, stop + 1, m.group(), text[q:op_end], text[op_end:stop]
+                pos = stop + 1
+        else:
+            m = _NAME.match(text, i + 1)
+            if m is not None:
+                yield i, m.end(), m.group(), None, None
+                pos = m.end()
 
 
 def is_compose(root: Any) -> bool:
@@ -107,16 +184,15 @@ def _interpolate(doc: Doc, node: Any, variables: dict[str, str]) -> Word:
         chars.append(text[i:j])
         places.extend(cm, i, j)
 
-    for m in _INTERP.finditer(text):
-        copy(pos, m.start())
-        s, e = cm.start(m.start()), cm.end(m.end() - 1)
-        pos = m.end()
-        if m.group(0) == "$$":
+    for start, end, name, op, default_ in _interpolations(text):
+        copy(pos, start)
+        s, e = cm.start(start), cm.end(end - 1)
+        pos = end
+        if name is None:  # $$
             chars.append("$")
             places.char(s, e)
             continue
-        name = m.group(1) or m.group(4)
-        op, default = m.group(2), m.group(3) or ""
+        default = default_ or ""
         value = variables.get(name)
         if op in (":-", "-"):
             if value is None or (op == ":-" and value == ""):
@@ -124,7 +200,7 @@ def _interpolate(doc: Doc, node: Any, variables: dict[str, str]) -> Word:
         elif op in (":+", "+"):
             value = default if value else ("" if value is not None else None)
         if value is None:
-            copy(m.start(), m.end())
+            copy(start, end)
             unresolved.append(VarRef(name, Span(s, e)))
             continue
         chars.append(value)

@@ -25,8 +25,54 @@ def version_key(version: str) -> tuple[int, ...]:
     return (int(major), int(minor), int(patch or 0), extra)
 
 
-def pip_pin_pattern(package: str) -> re.Pattern[str]:
+class PipPin:
     """`pip install PACKAGE==X` (also `pip3`, `uv pip`, `python -m pip`, extras such as
-    `PACKAGE[all]==X`, quoted): group 1 is the release."""
-    return re.compile(r"\b(?:pip3?|uv\s+pip|python3?\s+-m\s+pip)\s+install\b[^\n;&|]*?"
-                      rf"[\s'\"]{re.escape(package)}(?:\[[^\]]*\])?==\s*([0-9][0-9A-Za-z.+\-]*)")
+    `PACKAGE[all]==X`, quoted): ``search(text)`` is the match of group 1, the release, that
+    ``pattern`` finds, in linear time (``pattern`` read from every `pip install` to its line's
+    end, and from every `PACKAGE[` to the next `]`, again: quadratic, 21 s for 190 KB of
+    `pip install`).
+
+    ``pattern`` is INSTALL ``[^\\n;&|]*?`` ``[\\s'"]PACKAGE(?:\\[[^\\]]*\\])?==\\s*(RELEASE)``: after the
+    install words, the first place up to the line's end (its `\\n`, `;`, `&` or `|`) where
+    the package is named, then optional extras to the first `]` (a shorter one never ends in
+    `]`), then `==`.  When an install has none, a later install whose words end before that
+    line end reads a part of the same places and has none either."""
+
+    def __init__(self, package: str) -> None:
+        self.pattern = re.compile(
+            r"\b(?:pip3?|uv\s+pip|python3?\s+-m\s+pip)\s+install\b[^\n;&|]*?"
+            rf"[\s'\"]{re.escape(package)}(?:\[[^\]]*\])?==\s*([0-9][0-9A-Za-z.+\-]*)")
+        self._install = re.compile(r"\b(?:pip3?|uv\s+pip|python3?\s+-m\s+pip)\s+install\b")
+        self._named = re.compile(rf"[\s'\"]{re.escape(package)}")
+        self._pin = re.compile(r"==\s*([0-9][0-9A-Za-z.+\-]*)")
+        self._stop = re.compile(r"[\n;&|]")
+
+    def search(self, text: str) -> re.Match[str] | None:
+        pos, dead = 0, -1
+        close = (len(text) + 1, -1)  # (from, next `]` at or after it; -1: none)
+        while (inst := self._install.search(text, pos)) is not None:
+            pos = inst.start() + 1
+            if inst.end() <= dead:
+                continue
+            stop = self._stop.search(text, inst.end())
+            dead = len(text) if stop is None else stop.start()
+            at = inst.end()
+            while (named := self._named.search(text, at)) is not None and named.start() <= dead:
+                at = named.start() + 1
+                u = named.end()
+                if text.startswith("[", u):
+                    if not close[0] <= u + 1 <= (close[1] if close[1] >= 0 else len(text)):
+                        close = (u + 1, text.find("]", u + 1))
+                    if close[1] < 0:
+                        continue
+                    u = close[1] + 1
+                pin = self._pin.match(text, u)
+                if pin is not None:
+                    return pin
+        return None
+
+
+def pip_pin_pattern(package: str) -> PipPin:
+    """`pip install PACKAGE==X`: ``.search(text)`` gives a match whose group 1 is the release
+    (PipPin)."""
+    return PipPin(package)

@@ -384,6 +384,15 @@ def compose_nested_defaults(d: Path, scale: float) -> list[str]:
     return ["compose.yaml"]
 
 
+def many_pip_installs(d: Path, scale: float) -> list[str]:
+    """`pip install` repeated on a line that pins nothing, then `vllm[` repeated with no `]`
+    on its line: the pin pattern read from each to the line's end (and to the next `]`)."""
+    n = max(500_000, int(4 * 1024 * 1024 * scale))
+    (d / "run.sh").write_text("pip install " * (n // 24) + "\npip install" + " vllm[" * (n // 12)
+                              + "\necho ]\nvllm serve meta-llama/Llama-3.1-8B-Instruct\n")
+    return ["run.sh"]
+
+
 def long_folded_blank_lines(d: Path, scale: float) -> list[str]:
     n = max(50_000, int(4 * 1024 * 1024 * scale))
     (d / "pod.yaml").write_text(
@@ -518,4 +527,5 @@ CASES: dict[str, Case] = {
     "many-installer-words": many_installer_words,
     "quoted-unclosed-parameters": _long_shell(lambda n: '"' + "${" * n + '"'),
     "compose-nested-defaults": compose_nested_defaults,
+    "many-pip-installs": many_pip_installs,
 }

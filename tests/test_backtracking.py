@@ -123,3 +123,14 @@ def test_compose_interpolations_are_what_the_pattern_found() -> None:
         want = [(m.start(), m.end(), m.group(1) or m.group(4), m.group(2), m.group(3))
                 for m in old.finditer(text)]
         assert list(_interpolations(text)) == want, text
+
+
+def test_pip_pin_is_the_release_the_single_pattern_found() -> None:
+    from mgpu_lint.versions import pip_pin_pattern
+
+    pin = pip_pin_pattern("vllm")
+    pieces = ["pip", "pip3", " ", " ", "\n", ";", "install", "uv", "python", "-m", "vllm", "==",
+              "1", "[", "]", "'", "x", "&", "\t", "]==", "vllm["]
+    for text in _texts(pieces, 29, count=40_000):
+        a, b = pin.pattern.search(text), pin.search(text)
+        assert (a and (a.group(1), a.span(1))) == (b and (b.group(1), b.span(1))), text

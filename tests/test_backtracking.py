@@ -134,3 +134,12 @@ def test_pip_pin_is_the_release_the_single_pattern_found() -> None:
     for text in _texts(pieces, 29, count=40_000):
         a, b = pin.pattern.search(text), pin.search(text)
         assert (a and (a.group(1), a.span(1))) == (b and (b.group(1), b.span(1))), text
+
+
+def test_config_table_header_is_what_the_lazy_pattern_found() -> None:
+    from mgpu_lint.config import _table_header
+
+    old = re.compile(r"^\s*\[+\s*([^\]]+?)\s*\]+")
+    for text in _texts([*BLANKS, "[", "]", "[[", "]]", "a", "tool", ".", '"'], 31):
+        m = old.match(text)
+        assert _table_header(text) == (m.group(1) if m else None), repr(text)

@@ -7,7 +7,7 @@ import math
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from .bounds import MAX_GPUS, plausible_int
+from .bounds import MAX_GPUS
 from .deployment import Deployment, LinkIndex
 from .engines import ENGINES, parse_launch
 from .facts.peers import GpuPeer, physical_gpus
@@ -165,8 +165,7 @@ def deployment(launch: Launch, settings: Settings, options: Options,
     if launch.inferred_from is not None:
         findings.append(inferred_engine(launch))
     gpu = gpu_facts(launch, settings, options.gpu, options.gpus_per_node)
-    if gpu is not None and gpu.request is not None and gpu.request.count is not None \
-            and not plausible_int(gpu.request.count, MAX_GPUS):
+    if gpu is not None and gpu.request is not None and gpu.request.beyond_bounds:
         findings.append(implausible_gpus(launch, gpu.request))
     d = Deployment(
         launch=launch,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Mapping
 
+from .bounds import MAX_GPUS, plausible_int
 from .source import SourceFile, Span, Word
 from .records import dataclass, field
 
@@ -75,6 +76,12 @@ class GpuRequest:
     span: Span | None
     vendor: str = "nvidia"
     device_ids: tuple[str, ...] = ()
+
+    @property
+    def beyond_bounds(self) -> bool:
+        """A count no deployment has (linter/bounds.py MAX_GPUS): taken as unknown, so nothing
+        counts or loops over that many GPUs (an MG006 warning says so)."""
+        return self.count is not None and not plausible_int(self.count, MAX_GPUS)
 
 
 @dataclass(frozen=True, slots=True)

@@ -369,9 +369,7 @@ def _count(request: GpuRequest | None, visible: VisibleDevices | None
     list that reaches past the container's GPUs leaves the count unknown (MG110 reports it)."""
     if request is None:
         return None, "", None
-    from . import bounds
-
-    if request.count is not None and not bounds.plausible_int(request.count, bounds.MAX_GPUS):
+    if request.beyond_bounds:
         return None, "", None  # 10^8 GPUs in one container: per-GPU rules would not end
     if visible is None:
         return request.count, request.origin, request.span

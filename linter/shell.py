@@ -80,7 +80,7 @@ def _possessive(name: str, regexp: str) -> str:
 
 
 @lru_cache(maxsize=1)
-def _greedy_dq() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+def _dq_pieces() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
     """The pieces of the grammar's DQ, ``"(?:RUN|\\.|PARAM|CMDSUB|\\$)*"``: the possessive DQ's
     body without its closing quote (how far it reads), its run of plain characters, and its
     `${…}` and `$(…)` items, each repeated possessively (_dq_end says why that is exact)."""
@@ -114,7 +114,7 @@ def _dq_end(text: str, start: int, dead: bytearray) -> int | None:
     alone, so ``dead`` (one byte per position of the text, shared by one text's calls) marks
     the positions from which it cannot.  The path is an array of ``2 * position + 1`` when
     that position's lone-`$` reading is still to try, else ``2 * position``."""
-    _, run, param, cmdsub = _greedy_dq()
+    _, run, param, cmdsub = _dq_pieces()
     n = len(text)
     path = array("q")
     p = start + 1
@@ -167,7 +167,7 @@ def _tokens(text: str) -> Iterator[tuple[str, str, int]]:
         ttype = m.lastgroup or ""
         value = m.group()
         if ttype == "BAD_QUOTE" and value == '"':
-            body = _greedy_dq()[0]
+            body = _dq_pieces()[0]
             read = body.match(text, pos)
             till = read.end() if read else pos
             if text.find("${", pos, till) >= 0 or text.find("$(", pos, till) >= 0:

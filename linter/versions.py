@@ -39,10 +39,11 @@ class PipPin:
     line end reads a part of the same places and has none either."""
 
     def __init__(self, package: str) -> None:
+        install = r"\b(?:pip3?|uv\s+pip|python3?\s+-m\s+pip)\s+install\b"
         self.pattern = re.compile(
-            r"\b(?:pip3?|uv\s+pip|python3?\s+-m\s+pip)\s+install\b[^\n;&|]*?"
+            install + r"[^\n;&|]*?"
             rf"[\s'\"]{re.escape(package)}(?:\[[^\]]*\])?==\s*([0-9][0-9A-Za-z.+\-]*)")
-        self._install = re.compile(r"\b(?:pip3?|uv\s+pip|python3?\s+-m\s+pip)\s+install\b")
+        self._install = re.compile(install)
         self._named = re.compile(rf"[\s'\"]{re.escape(package)}")
         self._pin = re.compile(r"==\s*([0-9][0-9A-Za-z.+\-]*)")
         self._stop = re.compile(r"[\n;&|]")

@@ -48,11 +48,13 @@ class _Loader:
 _LOADER: _Loader | None = None
 
 
+@lru_cache(maxsize=1)
 def quiet_ruamel() -> None:
     """ruamel.yaml prints Python warnings on stderr for YAML that is valid: an anchor defined
     again (YAML 1.2 lets an alias refer to the most recent one), YAML 1.1 float spellings.
     What matters in them the linter reports as findings; a warning with a path into
-    site-packages is noise in a CI log."""
+    site-packages is noise in a CI log.  Once a process: each filterwarnings call resets every
+    module's warning registry."""
     import warnings
 
     from ruamel.yaml.error import YAMLFutureWarning, YAMLWarning

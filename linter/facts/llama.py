@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..bounds import MAX_GPUS, plausible_int
 from ..engines.adapter import LLAMA_ARGS
 from ..engines.llamacpp import FALSEY
 from ..findings import Related
@@ -54,7 +53,7 @@ def llama_devices(d: Deployment) -> LlamaDevices | None:
     servers = len(rpc.value or ()) if rpc.given else 0
     request = d.gpu.request if d.gpu is not None else None
     local = request.count if request is not None else None
-    if local is not None and not plausible_int(local, MAX_GPUS):
+    if request is not None and request.beyond_bounds:
         return None  # one device name per GPU: 10^8 GPUs in one container would not end
     if local is None and servers == 0:
         return None

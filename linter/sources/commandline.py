@@ -130,14 +130,13 @@ def search_script(text: str, outer: Word | None, scope: Scope,
                     on_yaml(body_text, base if outer is None else base.compose(outer.cmap))
         cmd_words = [to_file(w) for w in cmd.words]
         assigns = [(name, to_file(w)) for name, w in cmd.assignments]
-        if pending:
-            # the line a broken continuation cut off runs as this command of its own
-            if cmd_words and _is_launch(cmd_words, scope):
-                report(pending)
-            pending = []
+        launch = bool(pending or cmd.problems) and _is_launch(cmd_words, scope)
+        if pending and launch:
+            report(pending)  # the line a broken continuation cut off runs as a launch
+        pending = []
         if cmd.problems:
-            if _is_launch(cmd_words, scope) or (any(p.swallows for p in cmd.problems)
-                                                and _swallows_launch(text, cmd, scope)):
+            if launch or (any(p.swallows for p in cmd.problems)
+                          and _swallows_launch(text, cmd, scope)):
                 report(cmd.problems)
             else:
                 pending = cmd.problems

@@ -36,10 +36,15 @@ MAX_YAML_NODES = 100_000  # nodes a document may expand to, aliases counted at f
 
 
 class SideFileError(Exception):
-    def __init__(self, message: str, offset: int = 0) -> None:
+    """``places``: (offset, label) of the places in the side file the message names (a YAML
+    error's "opened here" and "fails here"), for related locations."""
+
+    def __init__(self, message: str, offset: int = 0,
+                 places: tuple[tuple[int, str], ...] = ()) -> None:
         super().__init__(message)
         self.message = message
         self.offset = offset
+        self.places = places
 
 
 def _kind(mode: int) -> str:
@@ -206,9 +211,16 @@ def _alias_budget(text: str, limit: int) -> None:
         parser.dispose()
 
 
-def loads_yaml(text: str, max_nodes: int = MAX_YAML_NODES) -> Any:
+def loads_yaml(text: str, max_nodes: int = MAX_YAML_NODES, name: str = "",
+               duplicates: list[tuple[str, int, int]] | None = None) -> Any:
     """The first YAML document as Python values (ruamel.yaml's safe constructor, YAML 1.2),
-    after the main reader's nesting guard and an alias budget.  SideFileError on any failure."""
+    after the main reader's nesting guard and an alias budget.  SideFileError on any failure,
+    its message saying what is wrong where (``name:line:col``, ``line L:C`` without a name).
+
+    A key given twice in one mapping keeps its last value, as PyYAML's ``safe_load`` does
+    (``BaseConstructor.construct_mapping`` assigns each pair in turn; ruamel refuses the
+    second); ``duplicates`` (when given) receives (key, offset of its first and of its last
+    occurrence)."""
     from ruamel.yaml import YAML
 
     from .yamlsrc import MAX_DEPTH, nesting_depth_exceeds, quiet_ruamel
@@ -217,18 +229,142 @@ def loads_yaml(text: str, max_nodes: int = MAX_YAML_NODES) -> Any:
 
     deep = nesting_depth_exceeds(text)
     if deep is not None:
-        raise SideFileError(f"nesting deeper than {MAX_DEPTH} levels; not parsed", deep)
+        raise SideFileError(f"nesting deeper than {MAX_DEPTH} levels at "
+                            f"{where(text, deep, name)}; not parsed", deep)
     if "*" in text:
-        _alias_budget(text, max_nodes)
+        try:
+            _alias_budget(text, max_nodes)
+        except SideFileError as exc:
+            raise SideFileError(f"{exc.message} (at {where(text, exc.offset, name)})",
+                                exc.offset) from None
+    from ruamel.yaml.constructor import SafeConstructor
+
+    class LastWins(SafeConstructor):  # type: ignore[misc]
+        def check_mapping_key(self, node: Any, key_node: Any, mapping: Any, key: Any,
+                              value: Any) -> bool:
+            if key in mapping and duplicates is not None:
+                first = next((k.start_mark.index for k, _ in node.value
+                              if getattr(k, "value", None) == key_node.value),
+                             key_node.start_mark.index)
+                duplicates.append((str(key), first, key_node.start_mark.index))
+            return True  # the caller assigns mapping[key] = value
+
+    yaml = YAML(typ="safe", pure=False)
+    yaml.Constructor = LastWins
     try:
-        return YAML(typ="safe", pure=False).load(text)
+        return yaml.load(text)
     except RecursionError:
         raise SideFileError(f"nesting deeper than {MAX_DEPTH} levels; not parsed") from None
     except Exception as exc:  # ruamel's MarkedYAMLError, ConstructorError, the C reader's
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        offset = getattr(mark, "index", 0) if mark is not None else 0
-        problem = getattr(exc, "problem", None) or str(exc).split("\n")[0]
-        raise SideFileError(f"not valid YAML: {problem}", offset) from None
+        raise yaml_problem(exc, text, name) from None
+
+
+def where(text: str, offset: int, name: str) -> str:
+    """``name:line:col`` (1-based, in characters) of ``offset``; ``line L:C`` without a name."""
+    offset = max(0, min(offset, len(text)))
+    line = text.count("\n", 0, offset) + 1
+    col = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    return f"{name}:{line}:{col}" if name else f"line {line}:{col}"
+
+
+_NAME_AT = re.compile(r"[&*!]([^\s,\[\]{}]*)")
+_TOKEN_AT = re.compile(r"[^\s:,\[\]{}#]+|\S")
+
+
+def yaml_problem(exc: Exception, text: str, name: str = "") -> SideFileError:
+    """A YAML reader's error as a SideFileError whose message says what is wrong and where, in
+    the words of the file (the anchor, the quote, the character), not the reader's (its
+    "while scanning a quoted scalar ... found unexpected end of stream").  An error of a kind
+    not listed here keeps the reader's problem text, with its place."""
+    problem = str(getattr(exc, "problem", None) or str(exc).split("\n")[0])
+    context = str(getattr(exc, "context", None) or "")
+    pmark = getattr(exc, "problem_mark", None)
+    cmark = getattr(exc, "context_mark", None)
+    at = getattr(pmark, "index", None)
+    if at is None:
+        at = getattr(cmark, "index", 0) or 0
+    start = getattr(cmark, "index", None)
+    at, start = min(max(at, 0), len(text)), None if start is None else min(max(start, 0), len(text))
+    here = where(text, at, name)
+    opened = where(text, start, name) if start is not None else here
+    char = text[at] if at < len(text) else ""
+    first = text[start] if start is not None and start < len(text) else ""
+
+    def named(offset: int) -> str:
+        m = _NAME_AT.match(text, offset)
+        return m.group(1) if m else ""
+
+    def token(offset: int) -> str:
+        m = _TOKEN_AT.match(text, offset)
+        return m.group(0) if m else ""
+
+    def err(message: str, *places: tuple[int | None, str]) -> SideFileError:
+        kept = tuple((o, label) for o, label in places if o is not None)
+        return SideFileError(message, at, kept or ((at, "the error"),))
+
+    # Each case below is a message of ruamel.yaml's C reader (libyaml's) or its composer and
+    # constructor, which PyYAML gives in the same words: vLLM reads --config with
+    # yaml.safe_load (FlexibleArgumentParser.load_config_file, vllm/utils/argparse_utils.py
+    # 0.30.0).  A repeated anchor: PyYAML's Composer.compose_node raises "found duplicate
+    # anchor" (composer.py, PyYAML 6.0), where YAML 1.2 (ruamel's pure composer) only warns.
+    if context.startswith("found duplicate anchor") and start is not None:
+        anchor = named(start) or named(at)
+        return err(f"anchor &{anchor} is defined twice, at {opened} and again at {here}: "
+                   "vLLM's YAML loader (PyYAML) refuses an anchor defined again",
+                   (start, f"&{anchor} first defined here"), (at, f"&{anchor} defined again"))
+    if problem.startswith("found undefined alias"):
+        return err(f"alias *{named(at)} at {here} refers to no anchor defined before it",
+                   (at, "the alias"))
+    if "quoted scalar" in context and first in "'\"" and first:
+        if "end of stream" in problem:
+            return err(f"the {first} opened at {opened} is never closed",
+                       (start, f"{first} opened here"))
+        if "document" in problem:
+            return err(f"the {first} opened at {opened} is not closed before the document "
+                       f"marker at {here}", (start, f"{first} opened here"))
+        if "escape" in problem:
+            bad = text[at + 1: at + 2] if char == "\\" else char
+            return err(f"unknown escape \\{bad} at {here} in the double-quoted value opened at "
+                       f"{opened} (write \\\\ for a backslash, or use single quotes)",
+                       (at, "the escape"))
+    if "cannot start any token" in problem:
+        if char == "\t":
+            line_start = text.rfind("\n", 0, at) + 1
+            if not text[line_start:at].strip():
+                return err(f"a tab at {here} indents its line: YAML indentation must be "
+                           "spaces", (at, "the tab"))
+            return err(f"a tab at {here} where YAML needs a space", (at, "the tab"))
+        return err(f"`{char}` at {here} cannot begin a plain value: quote the value",
+                   (at, f"`{char}`"))
+    if problem.startswith("mapping values are not allowed"):
+        before = text[text.rfind("\n", 0, at) + 1:at]
+        if ": " in before or "\t" in before:
+            return err(f"a second `:` at {here} on the line of a key: quote a value that "
+                       "holds `: `", (at, "the `:`"))
+        return err(f"a `:` at {here} falls inside a value (a line indented deeper than its key "
+                   "continues the value above it): align the key with the others, or quote a "
+                   "value that holds `: `", (at, "the `:`"))
+    if problem.startswith("did not find expected key") and "block mapping" in context:
+        if char == "-":
+            return err(f"a list item at {here} inside the mapping that begins at {opened}: "
+                       "put it under a key, indented", (start, "the mapping begins here"),
+                       (at, "the list item"))
+        return err(f"`{token(at)}` at {here} is not aligned with the keys of the mapping that "
+                   f"begins at {opened}: check its indentation", (start, "the mapping begins here"),
+                   (at, f"`{token(at)}`"))
+    if "flow sequence" in context or "flow mapping" in context:
+        close = "]" if "sequence" in context else "}"
+        return err(f"the {first or ('[' if close == ']' else '{')} opened at {opened} is not "
+                   f"closed: expected `,` or `{close}` at {here}", (start, "opened here"),
+                   (at, f"`,` or `{close}` expected here"))
+    if context.startswith("expected a single document"):
+        return err(f"a second document begins at {here}: vLLM reads a file of one document",
+                   (at, "the second document"))
+    if "constructor for the tag" in problem:
+        return err(f"the tag !{named(at)} at {here} is not a standard YAML type: vLLM's safe "
+                   "loader refuses it", (at, "the tag"))
+    return err(f"{problem} at {here}" + (f" ({context} at {opened})"
+                                         if context and start is not None else ""))
 
 
 def unencodable(value: Any, max_depth: int = MAX_JSON_DEPTH) -> str | None:

@@ -75,7 +75,9 @@ RULES: list[Rule] = [
 
         `--config FILE.yaml` problems are reported here too: only `.yaml`/`.yml` files, only one
         `--config`, and `key: false` in the file is silently dropped by `vllm serve` (a
-        warning: the setting keeps its default).
+        warning: the setting keeps its default). A file vLLM's YAML loader (PyYAML) refuses
+        is reported with what is wrong and where in it (`anchor &x is defined twice, at
+        cfg.yaml:1:4 and again at cfg.yaml:2:4`, a quote never closed, a tab that indents).
 
         A size no deployment has is reported too, so the rules that would count or loop over
         it are skipped rather than run for hours: a parallel size, node count or context
@@ -98,6 +100,8 @@ RULES: list[Rule] = [
         command line, and a vLLM JSON option given whole and with dotted keys
         (`-cc '{"mode": 3}' -cc.cudagraph_capture_sizes+ 1,2`): vLLM appends the dotted keys as
         one JSON object after every other argument, so the whole value is replaced, not merged.
+        A key given twice in one mapping of a vLLM `--config` file is reported too: the YAML
+        loader keeps the last value.
 
         Options that accumulate (llama.cpp `--lora`, `--rpc`, `--api-key` …, vLLM
         `--middleware`) are not duplicates.

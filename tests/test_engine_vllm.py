@@ -388,6 +388,61 @@ def test_config_file(tmp_path: Path) -> None:
     assert codes(findings) == ["MG006"]
 
 
+# vLLM reads --config with PyYAML's yaml.safe_load (FlexibleArgumentParser.load_config_file,
+# vllm/utils/argparse_utils.py 0.30.0); each refusal is said in the file's words, with places
+CONFIG_ERRORS = [
+    # PyYAML's Composer.compose_node: "found duplicate anchor %r; first occurrence"
+    ("a: &x 1\nb: &x 2\n", "anchor &x is defined twice, at cfg.yaml:1:4 and again at "
+     "cfg.yaml:2:4", [(3, "&x first defined here"), (11, "&x defined again")]),
+    ('model: "org/m\nmax_model_len: 2\n', 'the " opened at cfg.yaml:1:8 is never closed',
+     [(7, '" opened here')]),
+    ("model: 'org/m\n", "the ' opened at cfg.yaml:1:8 is never closed", [(7, "' opened here")]),
+    ("speculative_config:\n\tmodel: x\n", "a tab at cfg.yaml:2:1 indents its line: YAML "
+     "indentation must be spaces", [(20, "the tab")]),
+    ("max_model_len: 8192\n  max_num_seqs: 64\n", "a `:` at cfg.yaml:2:15 falls inside a value",
+     [(34, "the `:`")]),
+    ("model: org/m: x\n", "a second `:` at cfg.yaml:1:13 on the line of a key", [(12, "the `:`")]),
+    ("a:\n  b: 1\n c: 2\n", "`c` at cfg.yaml:3:2 is not aligned with the keys of the mapping "
+     "that begins at cfg.yaml:1:1", [(0, "the mapping begins here"), (11, "`c`")]),
+    ("a: 1\n- b\n", "a list item at cfg.yaml:2:1 inside the mapping that begins at cfg.yaml:1:1",
+     [(0, "the mapping begins here"), (5, "the list item")]),
+    ("a: [1, 2\nb: 3\n", "the [ opened at cfg.yaml:1:4 is not closed: expected `,` or `]` at "
+     "cfg.yaml:2:2", [(3, "opened here"), (10, "`,` or `]` expected here")]),
+    ("port: *p\n", "alias *p at cfg.yaml:1:7 refers to no anchor defined before it",
+     [(6, "the alias")]),
+    ("a: @x\n", "`@` at cfg.yaml:1:4 cannot begin a plain value", [(3, "`@`")]),
+    ('a: "\\q"\n', "unknown escape \\q at cfg.yaml:1:5", [(4, "the escape")]),
+    ("a: 1\n---\nb: 2\n", "a second document begins at cfg.yaml:2:1", [(5, "the second document")]),
+    ("a: !foo 1\n", "the tag !foo at cfg.yaml:1:4 is not a standard YAML type", [(3, "the tag")]),
+]
+
+
+@pytest.mark.parametrize(("text", "message", "places"), CONFIG_ERRORS)
+def test_config_yaml_errors_say_what_and_where(tmp_path: Path, text: str, message: str,
+                                               places: list[tuple[int, str]]) -> None:
+    (tmp_path / "cfg.yaml").write_text(text)
+    _, findings = parse("vllm serve org/m --config cfg.yaml", path=str(tmp_path / "serve.sh"))
+    (f,) = findings
+    assert f.code == "MG006" and f.message.startswith(f"--config cfg.yaml is not read: {message}")
+    for word in ("scanning", "scalar", "token", "stream", "occurrence", "constructing"):
+        assert word not in f.message
+    assert [(r.span.start, r.message) for r in f.related] == places
+    assert all(r.source.path == str(tmp_path / "cfg.yaml") for r in f.related)
+
+
+def test_config_key_twice_keeps_the_last(tmp_path: Path) -> None:
+    # PyYAML's BaseConstructor.construct_mapping assigns each pair in turn (no duplicate check)
+    (tmp_path / "cfg.yaml").write_text("max_model_len: 8k\nspeculative_config:\n  x: 1\n"
+                                       "max_model_len: 16k\n")
+    inv, findings = parse("vllm serve org/m --config cfg.yaml", path=str(tmp_path / "serve.sh"))
+    assert codes(findings) == ["MG007"] and findings[0].severity.value == "warning"
+    assert ("`max_model_len` is given twice in one mapping of cfg.yaml, at cfg.yaml:1:1 and "
+            "cfg.yaml:4:1") in findings[0].message
+    assert [(r.span.start, r.message) for r in findings[0].related] == [
+        (0, "dropped"), (45, "this value wins")]
+    assert inv.max_model_len.value == 16000
+
+
 def test_report_snapshot(snapshot: Any) -> None:
     command = ("vllm serve meta-llama/Llama-3.1-70B-Instruct --tensor-paralel-size 4 -tp 8 "
                "--gpu-memory 0.95 --kv-cache-dtype FP8 --max-model-len 128k --enable-lora true "

@@ -7,8 +7,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from ..findings import Severity
-from ..source import Span, Word
+from ..findings import Related, Severity
+from ..source import SourceFile, Span, Word
 from .invocation import OptionValue
 from .vllm_values import _check_choice, _yaml_text, convert
 
@@ -62,13 +62,33 @@ class ConfigMixin:
             return None
         from .. import safeio
 
+        text = ""
+        duplicates: list[tuple[str, int, int]] = []
         try:  # regular files only, size limit, nesting guard and alias budget (linter/safeio.py)
             text = safeio.read_text(str(path), CONFIG_MAX_BYTES)
-            data = safeio.loads_yaml(text)
+            data = safeio.loads_yaml(text, name=word.text, duplicates=duplicates)
         except safeio.SideFileError as exc:
+            # the places the message names, in the config file, for editors and SARIF
+            side = SourceFile(path, text, "yaml")
+            related = tuple(Related(side, Span(o, min(o + 1, len(side.text))), label)
+                            for o, label in exc.places)
             self.b.report("MG006", Severity.ERROR,
-                          f"--config {word.text} is not read: {exc.message}", word.span)
+                          f"--config {word.text} is not read: {exc.message}", word.span,
+                          related=related)
             return None
+        side = SourceFile(path, text, "yaml")
+        for key, first, last in duplicates:
+            # PyYAML's BaseConstructor.construct_mapping (the loader of vLLM's load_config_file,
+            # vllm/utils/argparse_utils.py 0.30.0) assigns each pair in turn: the last wins
+            self.b.report(
+                "MG007", Severity.WARNING,
+                f"`{key}` is given twice in one mapping of {word.text}, at "
+                f"{safeio.where(text, first, word.text)} and "
+                f"{safeio.where(text, last, word.text)}: vLLM's YAML loader keeps the last "
+                "value and drops the first", word.span,
+                hint=f"remove one `{key}`",
+                related=(Related(side, Span(first, first + 1), "dropped"),
+                         Related(side, Span(last, last + 1), "this value wins")))
         why = safeio.unencodable(data)
         if why is not None:
             self.b.report("MG006", Severity.ERROR,

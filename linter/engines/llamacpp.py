@@ -16,6 +16,7 @@ from .. import bounds, images
 from ..findings import Finding, Related, Severity
 from ..fixes import join_words, replace_word
 from ..launch import LLAMA_SERVER, Launch
+from ..script_env import env_items
 from ..source import Span, Word
 from .adapter import HTTP_API, LLAMA_ARGS, Bind, Engine
 from .catalog import FlagCatalog, OptionSpec, llama_catalog
@@ -76,10 +77,8 @@ def _describe(occ: OptionValue) -> str:
 
 
 def _apply_env(b: Builder, launch: Launch) -> None:
-    for name, var in launch.env.items():
-        match = b.catalog.by_env.get(name)
-        if match is None:
-            continue
+    for name, var in env_items(launch.env, b.catalog.by_env):
+        match = b.catalog.by_env[name]
         spec = match.option
         span = var.span or launch.program.span
         common = {"key": spec.key, "spelling": name, "origin": "env", "flag_span": span,

@@ -38,6 +38,7 @@ from ..launch import (
     Located,
     Port,
 )
+from ..script_env import ScriptEnv, frozen, with_var
 from ..shell import Command, ShellProblem, split_commands
 from ..source import CharMap, MapBuilder, SourceFile, Span, Word
 from ..records import dataclass, field, replace
@@ -57,7 +58,7 @@ class Scope:
 
     source: SourceFile
     context: Context
-    env: dict[str, EnvVar] = field(default_factory=dict)
+    env: Mapping[str, EnvVar] = field(default_factory=dict)
     list_form: bool = False
     version_pin: Located | None = None
     depth: int = 0
@@ -87,7 +88,7 @@ def search_script(text: str, outer: Word | None, scope: Scope,
     their text and its map to the file.
     """
     found = Found()
-    env = dict(scope.env)
+    env = ScriptEnv(scope.env)
 
     def to_file(w: Word) -> Word:
         return w if outer is None else compose_word(w, outer)
@@ -118,7 +119,7 @@ def search_script(text: str, outer: Word | None, scope: Scope,
     for cmd in split_commands(text, resolve, arrays.get, defined.get):
         for name, elements, appended in cmd.arrays:
             arrays[name] = (arrays.get(name, []) if appended else []) + elements
-            env.pop(name, None)
+            env.pop(name)
         if not cmd.words:
             for name, w in cmd.assignments:
                 defined[name] = w
@@ -151,9 +152,8 @@ def search_script(text: str, outer: Word | None, scope: Scope,
                     env[name] = EnvVar(name, None if w.unresolved else value,
                                        w.sub(len(name) + 1))
             continue
-        local = dict(env)
-        for name, w in assigns:
-            local[name] = EnvVar(name, None if w.unresolved else w.text, w.span)
+        local = env.view({name: EnvVar(name, None if w.unresolved else w.text, w.span)
+                          for name, w in assigns})
         result = find_launches(cmd_words, replace(scope, env=local, list_form=False))
         if cmd.problems:
             # broken quoting: these words are not what the shell would run (no cascade)
@@ -209,9 +209,9 @@ def _basename(word: Word) -> str:
     return posixpath.basename(word.text.rstrip("/"))
 
 
-def _unwrap(words: list[Word], scope: Scope) -> tuple[list[Word], dict[str, EnvVar]]:
+def _unwrap(words: list[Word], scope: Scope) -> tuple[list[Word], Mapping[str, EnvVar]]:
     """Drop wrapper programs in front of the real one; collect `env X=y` assignments."""
-    env = dict(scope.env)
+    env = scope.env
     i = 0
     n = len(words)
     while i < n:
@@ -238,8 +238,8 @@ def _unwrap(words: list[Word], scope: Scope) -> tuple[list[Word], dict[str, EnvV
                     i += 1
                 elif re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", t):
                     key, _, value = t.partition("=")
-                    env[key] = EnvVar(key, None if words[i].unresolved else value,
-                                      words[i].sub(len(key) + 1))
+                    env = with_var(env, key, EnvVar(key, None if words[i].unresolved else value,
+                                                    words[i].sub(len(key) + 1)))
                     i += 1
                 else:
                     break
@@ -249,8 +249,8 @@ def _unwrap(words: list[Word], scope: Scope) -> tuple[list[Word], dict[str, EnvV
                 i += 2 if words[i].text in ("-u", "-g", "-C", "-D", "-h", "-p", "-U") else 1
             while i < n and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[i].text):
                 key, _, value = words[i].text.partition("=")
-                env[key] = EnvVar(key, None if words[i].unresolved else value,
-                                  words[i].sub(len(key) + 1))
+                env = with_var(env, key, EnvVar(key, None if words[i].unresolved else value,
+                                                words[i].sub(len(key) + 1)))
                 i += 1
         elif name == "timeout":
             i += 1
@@ -504,7 +504,7 @@ def _make(
         entry=entry,
         program=program,
         args=tuple(args),
-        env=dict(scope.env),
+        env=frozen(scope.env),
         context=context,
         list_form=scope.list_form,
         version_pin=pin,

@@ -153,14 +153,24 @@ def _dq_end(text: str, start: int, dead: bytearray) -> int | None:
             return None
 
 
-def _tokens(text: str) -> Iterator[tuple[str, str, int]]:
-    """(type, value, start) for each token; a `#` inside a word is lexed as a literal."""
+def _tokens(text: str, jump: list[int] | None = None) -> Iterator[tuple[str, str, int]]:
+    """(type, value, start) for each token; a `#` inside a word is lexed as a literal.  When
+    the reader sets ``jump[0]`` past the next token's start, lexing resumes there: a
+    here-document's body is not shell text (an apostrophe in it would open a quote that
+    swallows the commands after it)."""
     match = _scanner().match
     dead: bytearray | None = None  # positions from which the grammar's DQ cannot end (_dq_end)
     pos = 0
     n = len(text)
     prev_type = "WS"
+    if jump is None:
+        jump = [0]
     while pos < n:
+        if jump[0] > pos:
+            pos = jump[0]
+            if pos >= n:
+                break
+            prev_type = "WS" if text[pos - 1] in " \t\n" else "PLAIN"
         m = match(text, pos)
         if m is None:  # cannot happen: BAD_QUOTE/BAD_ESC/DOLLAR/HASH cover every character
             raise ValueError(f"no shell token at offset {pos}")
@@ -557,7 +567,7 @@ def split_commands(text: str, resolve: Resolver | None = None,
     pending_redirect = False
     pending_heredoc: list[tuple[str, bool]] = []  # (delimiter, strip tabs) awaiting their body
     heredoc_next = False  # the next word is a here-document delimiter
-    skip_until = -1  # here-document bodies are not commands
+    jump = [-1]  # where lexing resumes: after here-document bodies, which are not commands
 
     def splits() -> bool:
         """Whether an unquoted expansion here is field-split: not in an assignment's value
@@ -619,9 +629,7 @@ def split_commands(text: str, resolve: Resolver | None = None,
         last_cont = None
 
     heredoc_strip = False
-    for ttype, value, start in _tokens(text):
-        if start < skip_until:
-            continue
+    for ttype, value, start in _tokens(text, jump):
         end = start + len(value)
         if array is not None and ttype == "OP" and value == ")":
             end_word(start)
@@ -646,7 +654,7 @@ def split_commands(text: str, resolve: Resolver | None = None,
                 # an input and an output redirection; read as a value nobody set, like $VAR
                 wb.add(m.group(0), start)
                 wb.unresolved.append(VarRef(m.group(1), Span(start, m.end())))
-                skip_until = m.end()
+                jump[0] = m.end()
                 continue
         if ttype == "PLAIN" or ttype == "DOLLAR" or ttype == "HASH":
             wb.add(value, start)
@@ -691,7 +699,7 @@ def split_commands(text: str, resolve: Resolver | None = None,
                         pos = line_end + 1
                     else:
                         cmd.heredocs.append(Span(body_start, len(text)))
-                skip_until = pos
+                jump[0] = pos
                 pending_heredoc = []
             # `\ ` + trailing spaces + newline: the backslash escaped a space, not the newline
             line_begin = text.rfind("\n", 0, start) + 1

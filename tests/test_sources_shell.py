@@ -159,3 +159,15 @@ def test_real_redirections_stay_redirections(capsys, tmp_path):
     (la,) = _launches(capsys, tmp_path, f"vllm serve {MODEL} -tp 2 <in.txt >out.log\n"
                                          f"cat <in>out\n")
     assert _argv(la) == [MODEL, "-tp", "2"]
+
+
+@pytest.mark.parametrize("opener,delimiter", [("<<EOF", "EOF"), ("<<'EOF'", "EOF"),
+                                              ("<<-EOF", "\tEOF"), ('<< "END"', "END")])
+def test_a_quote_in_a_here_document_body_opens_nothing(capsys, tmp_path, opener, delimiter):
+    """The body is text for cat, not shell: its apostrophe (`it's`) once opened a quote that
+    ran to the next `'` of the script and swallowed the launch after the body."""
+    script = (f"cat {opener}\nit's the \"model\" `x` $(y\n{delimiter}\n"
+              f"vllm serve {MODEL} -tp 2 --served-model-name 'x'\n")
+    (la,) = _launches(capsys, tmp_path, script)
+    assert _argv(la) == [MODEL, "-tp", "2", "--served-model-name", "x"]
+    assert la["argv"][0]["at"] == "4:12"

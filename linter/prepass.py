@@ -19,6 +19,7 @@ them (an install bundle), the CRD documents are blanked before composition (``wi
 
 from __future__ import annotations
 
+import bisect
 import re
 
 # Words every launch reader needs before it finds a launch (case-insensitive): the programs
@@ -137,9 +138,11 @@ def _not_a_launch(text: str, start: int, end: int) -> bool:
 
 
 def engine_mention(text: str, kind: str) -> tuple[int, int] | None:
-    """Where ``text`` first names an engine outside a comment line, an install command or a
-    Python import (in Markdown: inside a fenced block the Markdown reader reads, since prose
-    that names vLLM is no attempt at a launch); None when it does not."""
+    """Where ``text`` first names an engine outside a comment line, an install command, a
+    Python import or the words of a command that only prints or searches them (``echo``,
+    ``grep``, a here-document given to ``cat``: _DATA_COMMANDS) (in Markdown: inside a fenced
+    block the Markdown reader reads, since prose that names vLLM is no attempt at a launch);
+    None when it does not."""
     if kind == "markdown":
         from .sources.markdown import fenced_bodies  # the Markdown reader, for .md files only
 
@@ -169,15 +172,119 @@ def _first_mention(text: str) -> tuple[int, int] | None:
     if _ROUTER_ONLY.search(text):
         return None
     pos = 0
+    heredocs: list[tuple[int, int, bool]] | None = None
+    line_start = line_end = -1  # the line read last (its comment mark and installs checked)
     while (m := _ENGINE_MENTION.search(text, pos)) is not None:
-        line_start = text.rfind("\n", 0, m.start()) + 1
-        line_end = text.find("\n", m.end())
+        resumed = pos
         # a line skipped is skipped for each mention in it (its comment mark, its install
-        # command): the next mention is looked for on the next line, each line read once
-        pos = len(text) if line_end < 0 else line_end + 1
-        if text[line_start:m.start()].lstrip().startswith(("#", "//")):
-            continue  # a comment line
-        if _not_a_launch(text, line_start, len(text) if line_end < 0 else line_end):
+        # command): the next mention is looked for on the next line, each line read once; a
+        # mention in a command that only prints or searches its words resumes after that
+        # command, on the same line (which is not read again)
+        if m.start() > line_end:
+            line_start = text.rfind("\n", 0, m.start()) + 1
+            line_end = text.find("\n", m.end())
+            line_end = len(text) if line_end < 0 else line_end
+            pos = line_end + 1
+            if text[line_start:m.start()].lstrip().startswith(("#", "//")):
+                continue  # a comment line
+            if _not_a_launch(text, line_start, line_end):
+                continue
+        pos = line_end + 1
+        if heredocs is None:
+            heredocs = _heredocs(text) if "<<" in text else []
+        i = bisect.bisect_right(heredocs, (m.start(), len(text) + 1)) - 1
+        if i >= 0 and heredocs[i][0] <= m.start() < heredocs[i][1]:
+            if heredocs[i][2]:
+                pos = heredocs[i][1]  # the text of a here-document that is only printed
+                continue
+            return m.start(), m.end()
+        data_end = _data_words_end(text, _command_start(text, m.start(), max(line_start, resumed)),
+                                   m.start(), line_end)
+        if data_end is not None:
+            pos = data_end  # the words of a command that only prints, searches or logs them
             continue
         return m.start(), m.end()
     return None
+
+
+# Commands whose arguments are data, never a program they start: the words after them name an
+# engine only as text to print (echo, printf, logger), to search for (grep, pgrep, pkill …), a
+# file or directory to read or change (cat, tail, cd, ls, rm …), a program looked up
+# (command -v, which) or a URL (curl, wget). `vllm` among them is no attempt at a launch.
+_DATA_COMMANDS = frozenset((
+    "echo", "printf", "logger", "grep", "egrep", "fgrep", "rg", "pgrep", "pkill", "pidof",
+    "killall", "cat", "tail", "head", "less", "more", "cd", "ls", "mkdir", "rm", "cp", "mv",
+    "ln", "touch", "chmod", "chown", "test", "command", "which", "type", "curl",
+    "wget",
+))
+# a pipe into one of these runs the printed words (`echo "vllm serve m" | sh`) or writes them
+# to a file, perhaps a script run later (tee, as a redirection `> start.sh` does)
+_RUNNERS = frozenset(("tee", "sh", "bash", "zsh", "dash", "ksh", "xargs", "parallel", "ssh",
+                      "source", ".", "eval", "env", "sudo", "su", "nohup", "exec"))
+# where one shell command ends and the next begins (a `;` inside quotes ends nothing: such a
+# split only keeps a mention, never hides one)
+_COMMAND_BREAK = re.compile(r"\$\(|[;&|()`{}]")
+# a command's name after what may come before it: blanks, a YAML list's dash, quotes and
+# brackets of a JSON list, `!`, a shell keyword or Dockerfile RUN, a `$ ` prompt, variable
+# assignments (each alternative begins differently: no backtracking between them)
+_LEADING = re.compile(r"(?:[\s\[\]\-\"',!(]|(?:RUN|if|then|do|else|elif|while|until|time)\b"
+                      r"|\$(?=\s)|\w+=\S*\s)*([\w./-]+)")
+_REDIRECT = re.compile(r"(?<![<&\d])>>?\s*(?!&|/dev/null\b)[^\s;&|)]")
+
+
+def _command_start(text: str, at: int, floor: int) -> int:
+    """Where the shell command holding ``at`` begins (after the last break from ``floor``, the
+    start of its line or the end of the command read before it)."""
+    last = floor
+    for b in _COMMAND_BREAK.finditer(text, floor, at):
+        last = b.end()
+    return last
+
+
+def _data_words_end(text: str, start: int, at: int, line_end: int) -> int | None:
+    """Where the command that begins at ``start`` ends, when its name is one of
+    _DATA_COMMANDS and what it prints goes nowhere that runs it (no pipe into a shell or
+    xargs, no redirection into a file); None when the mention at ``at`` may be a launch."""
+    m = _LEADING.match(text, start, at)
+    if m is None or m.end(1) > at:
+        return None
+    name = m.group(1).rsplit("/", 1)[-1]
+    if name not in _DATA_COMMANDS:
+        return None
+    brk = _COMMAND_BREAK.search(text, at, line_end)
+    end = line_end if brk is None else brk.start()
+    if _REDIRECT.search(text, start, end) is not None:
+        return None  # the words are written to a file: perhaps a script run later
+    if brk is not None and text[brk.start()] == "|" and text[brk.end():brk.end() + 1] != "|":
+        nxt = _LEADING.match(text, brk.end(), line_end)
+        if nxt is None or nxt.group(1).rsplit("/", 1)[-1] in _RUNNERS:
+            return None
+    return end
+
+
+_HEREDOC = re.compile(r"<<-?[ \t]*(['\"]?)([A-Za-z_]\w*)\1")
+
+
+def _heredocs(text: str) -> list[tuple[int, int, bool]]:
+    """Each here-document's body (start, end) and whether it is only printed: given to one of
+    _DATA_COMMANDS (`cat <<EOF`) with its output going to no file and no shell."""
+    found: list[tuple[int, int, bool]] = []
+    pos = 0
+    while (h := _HEREDOC.search(text, pos)) is not None:
+        line_start = text.rfind("\n", 0, h.start()) + 1
+        line_end = text.find("\n", h.end())
+        if line_end < 0:
+            break
+        body_end = line_end + 1
+        delim = h.group(2)
+        while body_end < len(text):
+            nl = text.find("\n", body_end)
+            stop = len(text) if nl < 0 else nl
+            if text[body_end:stop].strip() == delim:
+                break
+            body_end = stop + 1
+        start = _command_start(text, h.start(), max(line_start, pos))
+        printed = _data_words_end(text, start, h.start(), line_end) is not None
+        found.append((line_end + 1, min(body_end, len(text)), printed))
+        pos = max(body_end, h.end())
+    return found

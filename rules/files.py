@@ -133,7 +133,12 @@ RULES: list[Rule] = [
         The file was named explicitly and names an engine (`vllm`, `llama-server`,
         `rpc-server`, `sglang`, a llama.cpp image) outside comments — in Markdown, inside a
         fenced block — but mgpu-lint understood no launch in it (or could not tell what kind of
-        file it is), so no rule ran; the finding points at the first such name. A named file
+        file it is), so no rule ran; the finding points at the first such name. A name that is
+        only the data of a command that starts nothing (`echo "run vllm serve"`, `printf`,
+        `grep`/`pgrep`/`pkill vllm`, `logger`, `curl http://vllm:8000/health`, `cd /opt/vllm`,
+        a here-document given to `cat`) is no launch and does not count, unless the words are
+        piped into a shell, `xargs` or `tee`, or written to a file (`echo "vllm serve m" > run.sh`):
+        then the launch is behind a script mgpu-lint does not read. A named file
         that never names an engine (a CI workflow, a values file) stays silent, so pre-commit
         over a repository does not report every such file. Run `mgpu-lint launches FILE` to
         see what was recognised. Files found by walking a directory stay silent.

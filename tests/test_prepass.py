@@ -118,3 +118,40 @@ def test_crd_documents_are_blanked_for_composition_only() -> None:
     kept = f"{crd}# mgpu-lint: disable=MG002\n---\n{deploy}"
     assert without_crds(kept) == kept
     assert without_crds(crd) == crd  # one document: the pre-pass decides for the whole file
+
+
+# MG017 ("names an engine where a launch would be written"): the words of a command that only
+# prints, searches, fetches or logs them are no attempt at a launch
+@pytest.mark.parametrize("line", [
+    'echo "start it with: vllm serve org/m"', "printf '%s\\n' 'vllm serve org/m' >&2",
+    "grep -c vllm /var/log/boot.log", "pgrep -f 'vllm serve' >/dev/null", "pkill -f vllm",
+    'logger -t health "vllm is down"', "ps aux | grep vllm | wc -l", "tail -f /var/log/vllm.log",
+    "curl -sf http://vllm:8000/health", "if ! pgrep -f vllm; then echo down; fi",
+    "cd /opt/vllm", "/bin/echo vllm", "X=1 echo vllm", "RUN echo vllm", '- echo "vllm ready"',
+    '["echo", "vllm ready"]', "cat <<'EOF'\nUsage: vllm serve MODEL\nEOF",
+    "cat <<-EOF 2>/dev/null\n\tvllm serve m\n\tEOF",
+])
+def test_printed_or_searched_engine_words_are_no_mention(line: str) -> None:
+    from mgpu_lint.prepass import engine_mention
+
+    assert engine_mention(f"#!/bin/sh\n{line}\n", "shell") is None
+
+
+@pytest.mark.parametrize(("line", "word"), [
+    ('echo "vllm serve org/m" | sh', "vllm"),            # printed into a shell
+    ('echo "vllm serve org/m" | tee start.sh', "vllm"),  # written to a script
+    ('echo "vllm serve org/m" > start.sh', "vllm"),
+    ("cat <<EOF > start.sh\nvllm serve org/m\nEOF", "vllm"),
+    ("cat <<EOF | bash\nvllm serve org/m\nEOF", "vllm"),
+    ("bash <<EOF\nvllm serve org/m\nEOF", "vllm"),
+    ("echo waiting for vllm; vllm $(cat args)", "vllm $("),  # the second one is a launch
+    ("echo a || vllm", "vllm"),
+    ("cat <<EOF\nhi\nEOF\nvllm $ARGS", "vllm $"),
+    ("docker logs vllm", "vllm"),  # not plainly data: the container may be started elsewhere
+])
+def test_engine_words_that_may_be_a_launch_stay_a_mention(line: str, word: str) -> None:
+    from mgpu_lint.prepass import engine_mention
+
+    text = f"#!/bin/sh\n{line}\n"
+    hit = engine_mention(text, "shell")
+    assert hit is not None and text[hit[0]:].startswith(word), (line, hit)

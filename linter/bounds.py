@@ -21,6 +21,45 @@ MAX_TOKENS = 1 << 40  # context lengths, positions, batch tokens
 MAX_SPLIT = 1e30  # a -ts/--tensor-split proportion (float32 sums stay finite below ~3e38)
 MAX_PARAMS = 1e16
 
+# What one file may cost.  Past either, reading stops there with an MG001 warning at the place
+# (runner.extract_file): the largest real scripts have a few ten thousand words and a few
+# hundred launches, and each word costs microseconds and each launch a fraction of a millisecond
+# to check, so a 10 MiB file of `a a a …` (5 million words) would take over a minute.
+MAX_SHELL_WORDS = 250_000  # words lexed from one file's shell text (scripts, `sh -c`, RUN …)
+MAX_LAUNCHES = 10_000  # launches of one file that are checked
+# findings of one code that one launch's words get one by one; the rest are summed up in one
+MAX_FINDINGS_PER_CODE = 100
+
+
+class ReadBudget:
+    """The shell words a file may still have lexed (``split_commands`` counts them), and the
+    place in the file where they ran out (None until they do)."""
+
+    __slots__ = ("words", "cut", "reported")
+
+    def __init__(self) -> None:
+        self.words = MAX_SHELL_WORDS
+        self.cut: int | None = None
+        self.reported = False
+
+
+def cut_findings(source: Any) -> list[Any]:
+    """The MG001 warning where ``source``'s budget of shell words ran out, once."""
+    budget = source.budget
+    if budget.cut is None or budget.reported:
+        return []
+    budget.reported = True
+    from .findings import Finding, Severity
+    from .source import Span
+
+    return [Finding(
+        "MG001", Severity.WARNING,
+        f"reading stops here: this file's shell text has more than {MAX_SHELL_WORDS:,} words "
+        "(no deployment's scripts come close), so the rest of it is not checked",
+        source, Span(budget.cut, min(budget.cut + 1, len(source.text))),
+        hint="lint the part of the file that launches the engine on its own",
+    )]
+
 
 def plausible_int(value: Any, upper: int, lower: int = 0) -> bool:
     """An int (not bool) in [lower, upper]."""

@@ -10,6 +10,7 @@ import os
 from typing import TYPE_CHECKING, Callable, Mapping
 
 from .analyze import FileSet, analyze
+from .bounds import MAX_LAUNCHES, cut_findings
 from .discover import candidates, kind_by_name, read_source
 from .findings import Finding, Severity, internal_error
 from .launch import HpaInfo, Launch, ServiceInfo
@@ -61,6 +62,16 @@ def extract_file(source: SourceFile, images: Mapping[str, str] | None = None) ->
         else:
             result = extract(source)
         result.launches.sort(key=lambda la: la.program.span.start)
+        result.findings.extend(cut_findings(source))
+        if len(result.launches) > MAX_LAUNCHES:
+            first = result.launches[MAX_LAUNCHES]
+            result.findings.append(Finding(
+                "MG001", Severity.WARNING,
+                f"this file has more than {MAX_LAUNCHES:,} launches (no deployment comes close): "
+                "this one and the ones after it are not checked",
+                first.source, first.program.span,
+                hint="lint the file in parts"))
+            del result.launches[MAX_LAUNCHES:]
         return result
     except RecursionError as exc:
         result = FileResult(source)
@@ -163,7 +174,7 @@ def read_files(paths: list[str], stdin_text: str | None = None,
     for result in named:
         if built and os.path.realpath(result.source.path) in built:
             continue
-        if id(result) not in joined and not any(
+        if id(result) not in joined and result.source.budget.cut is None and not any(
                 f.severity is Severity.ERROR or f.code == "MG011" for f in result.findings):
             no_launch = no_launch_found(result.source)
             if no_launch is not None:

@@ -17,6 +17,7 @@ import bisect
 from array import array
 from typing import Iterable, Iterator, MutableSequence, Sequence
 
+from .bounds import ReadBudget
 from .records import dataclass, field
 
 
@@ -436,6 +437,8 @@ class SourceFile:
     # a text joined from several files (``joined_source``): (offset where the file's text
     # starts here, the file), in order; empty for a file's own text
     parts: tuple[tuple[int, "SourceFile"], ...] = field(default=(), repr=False)
+    # the shell words its readers may still lex, and where they ran out (linter/bounds.py)
+    budget: ReadBudget = field(default_factory=ReadBudget, repr=False)
 
     def place(self, span: Span) -> tuple["SourceFile", Span]:
         """The file ``span`` is in and its span there: the span itself for a file's own text;

@@ -431,6 +431,18 @@ def assignments_between_launches(d: Path, scale: float) -> list[str]:
     return ["run.sh"]
 
 
+FULL = int(9.5 * 1024 * 1024)  # the size the bounds promise holds up to (10 MiB)
+
+
+def _words_script(make: Callable[[int], str]) -> Case:
+    """A script of ``make(n)``, about 9.5 MiB at full scale: a file of millions of short words
+    costs microseconds each, past the file's budget of shell words (linter/bounds.py) none."""
+    def case(d: Path, scale: float) -> list[str]:
+        (d / "run.sh").write_text(make(max(20_000, int(FULL * scale))))
+        return ["run.sh"]
+    return case
+
+
 LLAMA = "llama-server -m Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf "
 
 CASES: dict[str, Case] = {
@@ -542,6 +554,15 @@ CASES: dict[str, Case] = {
     "many-launches-one-gpu": many_launches_one_gpu,
     "many-assignments-then-commands": many_assignments_then_commands,
     "assignments-between-launches": assignments_between_launches,
+    "many-stray-arguments": _words_script(lambda n: "vllm serve m " + "ab " * (n // 3) + "\n"),
+    "many-short-commands": _words_script(
+        lambda n: "vllm serve meta-llama/Llama-3.1-8B-Instruct\n" + "a\n" * (n // 2)),
+    "many-words-one-command": _words_script(
+        lambda n: "vllm serve meta-llama/Llama-3.1-8B-Instruct\necho " + "ab " * (n // 3)),
+    "many-array-elements": _words_script(
+        lambda n: "args=( " + "ab " * (n // 3) + ')\nvllm serve m "${args[@]}"\n'),
+    "many-launches-full-size": _words_script(lambda n: (
+        "vllm serve meta-llama/Llama-3.1-8B-Instruct --port 8000 -tp 1\n") * (n // 62)),
     "blank-runs-in-sarif-names": blank_runs_in_sarif_names,
     "long-fence-info-string": long_fence_info_string,
     "unclosed-template-actions": unclosed_template_actions,

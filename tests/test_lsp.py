@@ -203,10 +203,14 @@ def test_many_findings_publish_the_most_severe_and_a_summary(client: Client,
     from mgpu_lint.lsp import lint_text
     from mgpu_lint.policy import LSP_MAX_DIAGNOSTICS
 
-    # every --port after the first is a duplicate (MG007, a warning); the misspelt flag at the
-    # end of the line is an error, past the first LSP_MAX_DIAGNOSTICS findings in position order
-    ports = " ".join(f"--port {8000 + i}" for i in range(LSP_MAX_DIAGNOSTICS + 20))
-    text = f"#!/bin/sh\nvllm serve Qwen/Qwen3-8B {ports} --tensor-paralel-size 2\n"
+    # every --port of a launch after its first is a duplicate (MG007, a warning; a launch lists
+    # 99, under its own limit of bounds.MAX_FINDINGS_PER_CODE); the misspelt flag at the end of
+    # the last launch is an error, past the first LSP_MAX_DIAGNOSTICS findings in position order
+    ports = " ".join(f"--port {8000 + i}" for i in range(100))
+    launches = LSP_MAX_DIAGNOSTICS // 99 + 2
+    text = "#!/bin/sh\n" + "".join(f"vllm serve Qwen/Qwen3-8B {ports}\n"
+                                   for _ in range(launches - 1)) \
+        + f"vllm serve Qwen/Qwen3-8B {ports} --tensor-paralel-size 2\n"
     everything = lint_text(str(tmp_path / "many.sh"), text)  # what the command line reports
     assert len(everything) > LSP_MAX_DIAGNOSTICS + 1
     uri = (tmp_path / "many.sh").as_uri()
@@ -223,8 +227,9 @@ def test_many_findings_publish_the_most_severe_and_a_summary(client: Client,
     assert summary["message"].startswith(f"{more:,} more findings in this file are not shown")
     # at the first finding left out: the duplicate --port just past the ones shown
     dropped = [m for m in everything if m.code == "MG007"][LSP_MAX_DIAGNOSTICS - 1]
-    assert summary["range"]["start"] == {"line": 1, "character": dropped.span.start - len(
-        text.splitlines()[0]) - 1}
+    line = text.count("\n", 0, dropped.span.start)
+    assert summary["range"]["start"] == {
+        "line": line, "character": dropped.span.start - text.rfind("\n", 0, dropped.span.start) - 1}
     # below the cap everything is published, with no summary
     few = client.change(uri, "#!/bin/sh\nvllm serve Qwen/Qwen3-8B --port 1 --port 2\n", 2)
     assert [d["code"] for d in few["diagnostics"]] == ["MG007"]

@@ -18,6 +18,7 @@ from functools import lru_cache
 from operator import methodcaller
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..bounds import MAX_FINDINGS_PER_CODE
 from ..findings import Finding, Related, Severity
 from ..fixes import split_glued
 from ..source import Span, VarRef, Word
@@ -443,14 +444,46 @@ class Builder:
         self.needed = needed
         self.before: list[OptionValue] = []  # env / config file: applied before argv
         self.argv: list[OptionValue] = []
-        self.findings: list[Finding] = []
+        self._findings: list[Finding] = []
+        # per code past MAX_FINDINGS_PER_CODE: [where its summary stands in _findings, how many
+        # are left out, the worst severity, the first and last span left out]
+        self._over: dict[str, list[Any]] = {}
+        self._counts: dict[str, int] = {}
         self.open_span: Span | None = None  # see Invocation.open_span
 
     def report(self, code: str, severity: Severity, message: str, span: Span, *,
                hint: str | None = None, related: tuple[Related, ...] = (),
                fix: Fix | None = None) -> None:
-        self.findings.append(Finding(code, severity, message, self.source, span, hint=hint,
-                                     related=related, fix=fix))
+        n = self._counts.get(code, 0) + 1
+        self._counts[code] = n
+        if n <= MAX_FINDINGS_PER_CODE:
+            self._findings.append(Finding(code, severity, message, self.source, span, hint=hint,
+                                          related=related, fix=fix))
+            return
+        # a launch of a million stray words (`vllm serve m ab ab …`): argparse names them in
+        # one error; the first ones are listed, the rest summed up in one finding
+        over = self._over.get(code)
+        if over is None:
+            self._over[code] = [len(self._findings), 1, severity, span, span]
+            self._findings.append(None)  # type: ignore[arg-type]  # the summary, made on read
+            return
+        over[1] += 1
+        over[3] = span if span.start < over[3].start else over[3]
+        over[4] = span if span.start > over[4].start else over[4]
+        if severity is Severity.ERROR or over[2] is Severity.INFO:
+            over[2] = severity
+
+    @property
+    def findings(self) -> list[Finding]:
+        """What the walk reported, with one summary per code past the limit."""
+        for code, (at, n, severity, first, last) in self._over.items():
+            self._findings[at] = Finding(
+                code, severity,
+                f"and {n:,} more {code} findings of this launch from here on, not listed one by "
+                f"one (the first {MAX_FINDINGS_PER_CODE} are)",
+                self.source, first,
+                related=(Related(self.source, last, "the last of them"),) if last != first else ())
+        return self._findings
 
     def glued(self, word: Word, head: str, rest: str, engine: str, refusal: str,
               spelled: str | None = None) -> None:

@@ -38,6 +38,7 @@ from ..launch import (
     Located,
     Port,
 )
+from ..bounds import cut_findings
 from ..script_env import ScriptEnv, frozen, with_var
 from ..shell import Command, ShellProblem, split_commands
 from ..source import CharMap, MapBuilder, SourceFile, Span, Word
@@ -116,7 +117,9 @@ def search_script(text: str, outer: Word | None, scope: Scope,
             for p in problems
         )
 
-    for cmd in split_commands(text, resolve, arrays.get, defined.get):
+    budget = scope.source.budget
+    for cmd in split_commands(text, resolve, arrays.get, defined.get, budget,
+                              None if outer is None else lambda at: span_to_file(Span(at, at)).start):
         for name, elements, appended in cmd.arrays:
             arrays[name] = (arrays.get(name, []) if appended else []) + elements
             env.pop(name)
@@ -159,6 +162,7 @@ def search_script(text: str, outer: Word | None, scope: Scope,
             # broken quoting: these words are not what the shell would run (no cascade)
             result.launches = []
         found.extend(result)
+    found.findings.extend(cut_findings(scope.source))
     return found
 
 

@@ -411,7 +411,8 @@ def _argv(doc: Doc, node: Any, word) -> tuple[list[Word], bool]:  # type: ignore
     if is_scalar(node) and node.tag != "tag:yaml.org,2002:null":
         w = word(node)
         words: list[Word] = []
-        for cmd in split_commands(w.text):
+        for cmd in split_commands(w.text, budget=doc.source.budget,
+                                  where=lambda at: w.cmap.span(at, at).start):
             words.extend(compose_word(x, w) for x in cmd.words)
         return words, False
     return [], True

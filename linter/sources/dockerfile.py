@@ -171,7 +171,7 @@ def _json_array(ins: _Instruction) -> list[Word] | None:
         return None
 
 
-def _env_pairs(ins: _Instruction, env: dict[str, EnvVar]) -> None:
+def _env_pairs(ins: _Instruction, env: dict[str, EnvVar], source: SourceFile) -> None:
     text = ins.text.strip()
     if "=" not in text.split(" ")[0]:
         key, _, value = text.partition(" ")
@@ -179,7 +179,8 @@ def _env_pairs(ins: _Instruction, env: dict[str, EnvVar]) -> None:
         return
     from ..shell import split_commands
 
-    for cmd in split_commands(ins.text):
+    for cmd in split_commands(ins.text, budget=source.budget,
+                              where=lambda at: ins.cmap.span(at, at).start):
         for key, w in cmd.assignments:
             env[key] = EnvVar(key, w.text, w.cmap.to_span())
         for w in cmd.words:
@@ -221,7 +222,7 @@ def _stages(source: SourceFile) -> list[_Stage]:
         elif not stages:
             continue
         elif ins.name in ("ENV", "ARG"):
-            _env_pairs(ins, stages[-1].env)
+            _env_pairs(ins, stages[-1].env, source)
         elif ins.name == "ENTRYPOINT":
             stages[-1].entrypoint = ins
             stages[-1].cmd = None

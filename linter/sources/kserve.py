@@ -164,7 +164,8 @@ def _shell_words(word: Word, env: dict[str, EnvVar], doc: Doc,
         return var.value if var is not None else None
 
     out: list[Word] = []
-    for cmd in split_commands(word.text, resolve):
+    for cmd in split_commands(word.text, resolve, budget=doc.source.budget,
+                              where=lambda at: word.cmap.span(at, at).start):
         if cmd.problems:
             found.findings.extend(
                 Finding("MG003", Severity.ERROR, p.message + " (the preset runs it with eval)",

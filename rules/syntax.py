@@ -30,6 +30,14 @@ RULES: list[Rule] = [
         at the module name); without a pin it is a warning, and the flags are checked against
         vLLM 0.24.0, the last release that has it.
 
+        `--omni` is vLLM-Omni's, not vLLM's: from 0.30.0 vLLM's `vllm` command hands a launch
+        holding it to the vllm-omni package before reading any option, and exits when that
+        package is missing. On the `vllm/vllm-omni` image (or a script that installs
+        vllm-omni) vLLM-Omni's options are accepted; with no image named it is a warning that
+        the launch needs vllm-omni; on vLLM's own image, before 0.30.0, or with
+        `python -m vllm.entrypoints.openai.api_server` it is an error that says so (no
+        did-you-mean).
+
         Example:
 
             vllm serve meta-llama/Llama-3.1-70B-Instruct --tensor-paralel-size 4

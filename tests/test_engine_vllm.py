@@ -468,5 +468,38 @@ def test_vllm_omni_image_takes_its_own_options(tmp_path, capsys) -> None:
     found = [ln for ln in omni.splitlines() if ": MG" in ln]
     # vLLM's and vLLM-Omni's parsers both lack --no-such-flag; nothing else is reported
     assert len(found) == 1 and "unknown flag --no-such-flag" in found[0], omni
-    # vLLM's own image: --omni is unknown there
-    assert "MG004 [error] unknown flag --omni" in plain, plain
+    # vLLM's own image (0.30.0) has no vLLM-Omni: `vllm` exits at --omni (maybe_run_omni,
+    # vllm/entrypoints/cli/main.py), one finding for it and none for the options it brings
+    found = [ln for ln in plain.splitlines() if ": MG" in ln]
+    assert len(found) == 2 and "MG004 [error] --omni hands this launch to vLLM-Omni, which the " \
+        "vllm/vllm-openai:v0.30.0 image does not have" in found[0], plain
+    assert "--no-such-flag" in found[1]
+
+
+@pytest.mark.parametrize(("script", "expected"), [
+    # no image: vLLM 0.30.0's `vllm` runs vLLM-Omni where it is installed, which nothing says
+    ("vllm serve Qwen/Qwen2.5-Omni-7B --omni --stage-configs-path s.yaml",
+     ["warning: --omni hands this launch to vLLM-Omni (vLLM 0.30.0's `vllm` command does, "
+      "before reading any option): it runs only where the vllm-omni package is installed"]),
+    # the script installs it
+    ("pip install vllm==0.30.0 vllm-omni\nvllm serve Qwen/Qwen2.5-Omni-7B --omni "
+     "--stage-configs-path s.yaml", []),
+    # 0.29.0's `vllm` has no hand-off: argparse rejects --omni; no did-you-mean
+    ("pip install vllm==0.29.0\nvllm serve Qwen/Qwen2.5-Omni-7B --omni",
+     ["error: --omni is not a vLLM option but vLLM-Omni's (the vllm-omni package); vLLM "
+      "0.29.0's `vllm` command rejects it (unrecognized arguments)"]),
+    # the api_server module never hands off: its parser rejects --omni
+    ("python -m vllm.entrypoints.openai.api_server --model Qwen/Qwen2.5-Omni-7B --omni",
+     ["error: --omni is not a vLLM option but vLLM-Omni's (the vllm-omni package); `python -m "
+      "vllm.entrypoints.openai.api_server` rejects it"]),
+])
+def test_omni_without_the_omni_image(tmp_path, capsys, script: str, expected: list[str]) -> None:
+    from mgpu_lint.cli import main
+
+    path = tmp_path / "serve.sh"
+    path.write_text(f"#!/bin/sh\n{script}\n")
+    main(["--format", "json", "--exit-zero", "--select", "MG004", str(path)])
+    found = json.loads(capsys.readouterr().out)["findings"]
+    got = [f"{f['severity']}: {f['message']}" for f in found]
+    assert len(got) == len(expected) and all(g.startswith(e) for g, e in zip(got, expected)), got
+    assert all("did you mean" not in g for g in got)

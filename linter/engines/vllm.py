@@ -61,6 +61,15 @@ RENAMED: dict[str, str] = {"cuda_graph_sizes": "--cudagraph-capture-sizes"}
 # vllm-project/vllm-omni be81443c (2025-12-28) vllm_omni/entrypoints/cli/main.py `main`,
 # cli/serve.py OmniServeCommand.subparser_init.  Name -> whether it takes a value.
 OMNI_IMAGE = "vllm/vllm-omni"
+# From 0.30.0 vLLM's own `vllm` command hands a command line holding the word `--omni` to
+# vLLM-Omni before reading any option (vllm/entrypoints/cli/main.py `maybe_run_omni`, 0.30.0;
+# absent from 0.29.0): vllm_omni's CLI when that package is installed, else it logs "--omni
+# flag requires a valid instance of vllm-omni to be installed." and exits 1.  `--omni` is no
+# option of vLLM's parsers (`python -m vllm.entrypoints.openai.api_server --omni`: argparse's
+# "unrecognized arguments").  vLLM's wheel names no vllm-omni requirement or extra (METADATA,
+# 0.30.0), so vLLM's image, which installs that wheel, has no vLLM-Omni.
+FIRST_OMNI_HANDOFF = "0.30.0"
+OMNI_MISSING = "--omni flag requires a valid instance of vllm-omni to be installed."
 OMNI_OPTIONS: dict[str, bool] = {
     "--omni": False, "--stage-configs-path": True, "--init-sleep-seconds": True,
     "--init-timeout": True, "--shm-threshold-bytes": True, "--log-stats": False,
@@ -69,6 +78,22 @@ OMNI_OPTIONS: dict[str, bool] = {
     "--cache-backend": True, "--cache-config": True, "--vae-use-slicing": False,
     "--vae-use-tiling": False, "--boundary-ratio": True, "--flow-shift": True,
 }
+
+
+def _installs_omni(text: str) -> bool:
+    """Whether a line of ``text`` installs vLLM-Omni (`pip install vllm-omni`, `uv pip install
+    vllm_omni==…`): the `vllm` it runs then hands --omni launches to it."""
+    for name in ("vllm-omni", "vllm_omni"):
+        at = text.find(name)
+        while at >= 0:
+            start = text.rfind("\n", 0, at) + 1
+            end = text.find("\n", at)
+            end = len(text) if end < 0 else end
+            if re.search(r"\binstall\b", text[start:end]) and \
+                    re.search(r"\b(?:pip3?|uv|pipx|poetry|conda)\b", text[start:end]):
+                return True
+            at = text.find(name, end)
+    return False
 
 
 def parse_vllm(launch: Launch, version: str | None,
@@ -239,24 +264,65 @@ class _Walker(ModelMixin, ConfigMixin):
         return n
 
     @cached_property
-    def omni(self) -> Word | None:
-        """The `--omni` word of a launch on the vLLM-Omni image (OMNI_OPTIONS), else None."""
+    def omni_handoff(self) -> tuple[Word, str] | None:
+        """The `--omni` word and who reads the launch it is in: "image" (the vLLM-Omni image,
+        whose `vllm` is vLLM-Omni's), "installed" (vLLM's `vllm` command from 0.30.0 hands it
+        to vLLM-Omni, which the file installs), "maybe" (the same, where nothing says whether
+        vLLM-Omni is installed), "missing"
+        (the same on vLLM's image, which has no vLLM-Omni: vLLM exits).  None without the word,
+        or where vLLM's parser reads it (an unknown flag: the api_server module, a release
+        before 0.30.0)."""
+        word = next((w for w in self.words if w.text == "--omni"), None)
+        if word is None:
+            return None
         image = self.launch.context.image
-        if not image:
-            return None
-        from ..images import parse_image
+        entry = None
+        if image:
+            from ..images import CUSTOM, lookup, parse_image
 
-        if parse_image(image.value).repository != OMNI_IMAGE:
+            if parse_image(image.value).repository == OMNI_IMAGE:
+                return word, "image"
+            entry = lookup(image.value)
+            if entry is not None and entry.engine == CUSTOM:
+                entry = None
+        if self.launch.entry != ENTRY_VLLM_SERVE or self.before(FIRST_OMNI_HANDOFF):
             return None
-        return next((w for w in self.words if w.text == "--omni"), None)
+        if entry is not None:
+            return word, "missing"
+        return word, "installed" if _installs_omni(self.launch.source.text) else "maybe"
+
+    @property
+    def omni(self) -> Word | None:
+        """The `--omni` word of a launch vLLM-Omni reads (OMNI_OPTIONS), else None."""
+        return self.omni_handoff[0] if self.omni_handoff is not None else None
 
     def walk(self) -> None:
         words = self.words
         i = self._repeated_entrypoint() if self.launch.image_entrypoint else 0
-        if self.omni is not None:
+        handoff = self.omni_handoff
+        if handoff is not None and handoff[1] == "missing":
+            image = self.launch.context.image.value if self.launch.context.image else "vLLM"
+            self.b.report(
+                "MG004", Severity.ERROR,
+                f"--omni hands this launch to vLLM-Omni, which the {image} "
+                f"image does not have: vLLM {self.name} exits before reading any option "
+                f'("{OMNI_MISSING}", vllm/entrypoints/cli/main.py)',
+                handoff[0].span,
+                hint=f"run it on the {OMNI_IMAGE} image (vLLM-Omni's options are then read "
+                     "too), or drop --omni to serve with vLLM alone")
+        elif handoff is not None and handoff[1] == "maybe":
+            self.b.report(
+                "MG004", Severity.WARNING,
+                f"--omni hands this launch to vLLM-Omni (vLLM {self.name}'s `vllm` command does, "
+                "before reading any option): it runs only where the vllm-omni package is "
+                f'installed, else vLLM exits ("{OMNI_MISSING}", vllm/entrypoints/cli/main.py)',
+                handoff[0].span,
+                hint=f"install vllm-omni beside vLLM, or run on the {OMNI_IMAGE} image; "
+                     "vLLM-Omni's stage configs are not checked")
+        if handoff is not None and handoff[1] != "missing":
             # the stages' engine arguments and devices come from a stage config the linter
             # does not read: what the command does not state is unknown (OMNI_OPTIONS)
-            self.b.open_span = self.b.open_span or self.omni.span
+            self.b.open_span = self.b.open_span or handoff[0].span
         only_positionals = False
         while i < len(words):
             word = words[i]
@@ -580,6 +646,21 @@ class _Walker(ModelMixin, ConfigMixin):
             return i + 1
         return self._skip_values(i + 1, limit=None if spec.nargs == "+" else 1)
 
+    def _parser_omni(self, word: Word) -> None:
+        """MG004 for `--omni` where vLLM's own parser reads it (FIRST_OMNI_HANDOFF): not an
+        option of any vLLM release, so no did-you-mean; what it is for is said instead."""
+        if self.launch.entry != ENTRY_VLLM_SERVE:
+            where = (f"`python -m {self.module}` rejects it (unrecognized arguments): only "
+                     f"the `vllm` command of vLLM {FIRST_OMNI_HANDOFF} and later reads it")
+        else:
+            where = (f"vLLM {self.name}'s `vllm` command rejects it (unrecognized arguments): "
+                     f"from {FIRST_OMNI_HANDOFF} it hands such a launch to vLLM-Omni")
+        self.b.report(
+            "MG004", Severity.ERROR,
+            f"--omni is not a vLLM option but vLLM-Omni's (the vllm-omni package); {where}",
+            word.span, hint=f"run `vllm serve … --omni` on the {OMNI_IMAGE} image, or drop "
+                            "--omni to serve with vLLM alone")
+
     def _skip_values(self, i: int, limit: int | None = 1) -> int:
         n = 0
         while i < len(self.words) and (limit is None or n < limit) and \
@@ -596,6 +677,9 @@ class _Walker(ModelMixin, ConfigMixin):
             # vLLM-Omni's own option (argparse: `--name value` or `--name=value`)
             valued = OMNI_OPTIONS[spelling] and "=" not in word.text
             return i + 2 if valued else i + 1
+        if spelling == "--omni" and "=" not in word.text:
+            self._parser_omni(word)
+            return i + 1
         retired = self.catalog.retired_by_spelling.get(spelling)
         severity = Severity.WARNING if self.substitute_for else Severity.ERROR
         assumed = (f" (checked against vLLM {self.b.version}'s flags: vLLM "

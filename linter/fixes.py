@@ -286,6 +286,30 @@ def drop_flag_prefix(source: SourceFile, word: Word, prefix: str, list_form: boo
         verbatim(source, word, 0, len(prefix)) is not None else None
 
 
+class _Lines:
+    """``source.text.split("\n")`` read one line at a time from the source's line starts: a
+    fix is made once per finding, and splitting the whole text for each was quadratic (a
+    1 MiB script of 1,700 MG101 findings spent 1.3 s splitting it)."""
+
+    __slots__ = ("_text", "_starts")
+
+    def __init__(self, source: SourceFile) -> None:
+        self._text = source.text
+        self._starts = source.line_starts()
+
+    def __len__(self) -> int:
+        return len(self._starts)
+
+    def __getitem__(self, i: int) -> str:
+        starts = self._starts
+        n = len(starts)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError(i)
+        return self._text[starts[i]:starts[i + 1] - 1 if i + 1 < n else len(self._text)]
+
+
 _GPU_KEY_LINE = re.compile(r"^(?P<indent>[ \t]*)(?P<key>(?:nvidia|amd)\.com/gpu)[ \t]*:")
 _BLOCK_KEY = re.compile(r"^(?P<indent> *)(?P<key>[A-Za-z_][\w.-]*)[ \t]*:[ \t]*(?:#.*)?$")
 
@@ -298,7 +322,7 @@ def mirror_gpu_request(source: SourceFile, value_span: Span) -> Fix | None:
     after ``requests``'s block at its indentation.
     """
     text = source.text
-    lines = text.split("\n")
+    lines = _Lines(source)
     line_no, _ = source.line_col(value_span.start)
     idx = line_no - 1
     key_line = lines[idx].rstrip("\r")
@@ -378,7 +402,7 @@ def set_gpu_count(source: SourceFile, span: Span, old: int, new: int) -> Fix | N
         return None
     lead = written.index(inner)
     edits = [Edit(Span(span.start + lead, span.start + lead + len(inner)), str(new))]
-    lines = text.split("\n")
+    lines = _Lines(source)
     idx = source.line_col(span.start)[0] - 1
     m = _GPU_KEY_LINE.match(lines[idx])
     if m is not None:

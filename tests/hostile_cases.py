@@ -443,6 +443,18 @@ def _words_script(make: Callable[[int], str]) -> Case:
     return case
 
 
+def many_gpu_count_fixes(d: Path, scale: float) -> list[str]:
+    """Deployments whose GPU count MG101 offers to fix, after a long ConfigMap: each fix split
+    the whole file into lines again, quadratic."""
+    n = max(50, int(1_500 * scale))
+    pad = "".join(f"    line {i} of a long embedded file\n" for i in range(int(100_000 * scale)))
+    docs = [f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: pad}}\ndata:\n  notes: |\n{pad}"]
+    docs += [deployment(["meta-llama/Llama-3.1-8B-Instruct", "-tp", "2"]).replace(
+        "name: hostile", f"name: engine-{i}") for i in range(n)]
+    (d / "deploy.yaml").write_text("---\n".join(docs))
+    return ["deploy.yaml"]
+
+
 LLAMA = "llama-server -m Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf "
 
 CASES: dict[str, Case] = {
@@ -570,4 +582,5 @@ CASES: dict[str, Case] = {
     "quoted-unclosed-parameters": _long_shell(lambda n: '"' + "${" * n + '"'),
     "compose-nested-defaults": compose_nested_defaults,
     "many-pip-installs": many_pip_installs,
+    "many-gpu-count-fixes": many_gpu_count_fixes,
 }

@@ -455,6 +455,16 @@ def many_gpu_count_fixes(d: Path, scale: float) -> list[str]:
     return ["deploy.yaml"]
 
 
+def many_compose_services(d: Path, scale: float) -> list[str]:
+    """A compose file of many services with a finding each: a finding's SARIF name was found by
+    reading every service before it, quadratic."""
+    n = max(300, int(5_000 * scale))
+    (d / "compose.yaml").write_text("services:\n" + "".join(
+        f"  engine-{i}:\n    image: vllm/vllm-openai:v0.30.0\n    ports: [\"{8000 + i % 1000}:8000\"]\n"
+        f"    command: [meta-llama/Llama-3.1-8B-Instruct, --host, 0.0.0.0]\n" for i in range(n)))
+    return ["--format", "sarif", "compose.yaml"]
+
+
 LLAMA = "llama-server -m Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf "
 
 CASES: dict[str, Case] = {
@@ -583,4 +593,5 @@ CASES: dict[str, Case] = {
     "compose-nested-defaults": compose_nested_defaults,
     "many-pip-installs": many_pip_installs,
     "many-gpu-count-fixes": many_gpu_count_fixes,
+    "many-compose-services": many_compose_services,
 }

@@ -393,3 +393,37 @@ def test_logical_locations_of_a_dockerfile_and_of_text_with_none() -> None:
     assert at(SourceFile("<command>", "vllm serve m", "command"), 3) is None
     broken = SourceFile("x.yaml", "a: [\n", "yaml")
     assert at(broken, 1) is None
+
+
+def test_bisected_yaml_names_are_the_linear_search_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Long mappings, sequences and document lists are searched by bisection when their
+    entries lie in order (logical._disjoint); every offset of 30 seeded random multi-document
+    files (compose services, named containers, aliases and merge keys whose nodes lie
+    elsewhere, flow collections, empty values) gets the name the entry-by-entry search gave."""
+    import random
+
+    from mgpu_lint.report import logical
+
+    def names(text: str, indexed: int) -> list[Any]:
+        monkeypatch.setattr(logical, "_INDEXED", indexed)
+        at = logical._yaml_index(text)
+        return [at(i) for i in range(len(text) + 1)]
+
+    rng = random.Random(20)
+    for _ in range(30):
+        docs = []
+        for d in range(rng.randrange(1, 20)):
+            if rng.random() < 0.3:
+                body = "".join(f"  s{i}:\n    <<: *a\n    image: x{i}\n" if rng.random() < 0.3
+                               else f"  s{i}: {{image: y}}\n" if rng.random() < 0.3
+                               else f"  s{i}:\n" for i in range(rng.randrange(24)))
+                docs.append("x-a: &a {ipc: host}\nservices:\n" + body)
+            else:
+                items = "".join(f"      - name: c{i}\n        args: [a, b]\n" if rng.random() < 0.6
+                                else "      - *c\n" if rng.random() < 0.5 else "      -\n"
+                                for i in range(rng.randrange(24)))
+                docs.append(f"kind: Pod\nmetadata: {{name: p{d}}}\nx: &c {{name: z}}\n"
+                            f"spec:\n  containers:\n{items}" + "".join(
+                                f"k{i}: {i}\n" for i in range(rng.randrange(20))))
+        text = "---\n".join(docs)
+        assert names(text, 2) == names(text, 10**9)

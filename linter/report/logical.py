@@ -94,19 +94,77 @@ def _contains(node: Any, offset: int) -> bool:
     return node.start_mark.index <= offset < max(node.end_mark.index, node.start_mark.index + 1)
 
 
-def _path(root: Any, offset: int, compose: bool, unnamed: bool = False) -> str:
+def _bounds(node: Any) -> tuple[int, int]:
+    """The offsets ``_contains`` accepts: [start, max(end, start + 1))."""
+    start = node.start_mark.index
+    return start, max(node.end_mark.index, start + 1)
+
+
+# Above this many entries a mapping or sequence is searched by bisection: reading every entry
+# of a compose file's `services` for each finding was quadratic (2,000 services, 52 s of SARIF).
+_INDEXED = 16
+Index = tuple[list[int], list[int]]
+
+
+def _disjoint(bounds: list[tuple[int, int]]) -> Index | None:
+    """The starts and ends of ``bounds`` when each begins at or after the end of the one
+    before (then at most one holds an offset, and the linear search's first hit is it); None
+    otherwise (an alias's node lies elsewhere in the file: searched entry by entry)."""
+    starts: list[int] = []
+    ends: list[int] = []
+    prev = -1
+    for lo, hi in bounds:
+        if lo < prev:
+            return None
+        starts.append(lo)
+        ends.append(hi)
+        prev = hi
+    return starts, ends
+
+
+def _candidates(index: Index | None, n: int, offset: int) -> range:
+    """The entries that may hold ``offset``, in order: all of them without an index, else the
+    one whose bounds hold it (or none)."""
+    if index is None:
+        return range(n)
+    starts, ends = index
+    i = bisect_right(starts, offset) - 1
+    return range(i, i + 1) if i >= 0 and offset < ends[i] else range(0)
+
+
+def _node_index(node: Any, indexes: dict[int, Any]) -> Index | None:
+    key = id(node)
+    if key not in indexes:
+        if node.id == "mapping":
+            bounds = []
+            for k, v in node.value:
+                (k0, k1), (v0, v1) = _bounds(k), _bounds(v)
+                bounds.append((min(k0, v0), max(k1, v1)))
+        else:
+            bounds = [_bounds(item) for item in node.value]
+        indexes[key] = (node, _disjoint(bounds))
+    return indexes[key][1]
+
+
+def _path(root: Any, offset: int, compose: bool, unnamed: bool = False,
+          indexes: dict[int, Any] | None = None) -> str:
     """The keys from ``root`` down to the innermost named list item holding ``offset`` (for a
     compose file: down to the service; in a document that names no object, at least its first
-    two keys)."""
+    two keys).  ``indexes`` keeps the bisection index of each long mapping and sequence."""
     parts: list[str] = []
     kept = 0
     node = root
     seen = 0
+    if indexes is None:
+        indexes = {}
     while node is not None and seen < 200:  # aliases make a graph; bounded
         seen += 1
         nxt = None
+        entries = node.value if node.id in ("mapping", "sequence") else ()
+        index = _node_index(node, indexes) if len(entries) > _INDEXED else None
         if node.id == "mapping":
-            for k, v in node.value:
+            for i in _candidates(index, len(entries), offset):
+                k, v = entries[i]
                 if _contains(k, offset) or _contains(v, offset):
                     key = _scalar(k)
                     parts.append(key if key is not None else "?")
@@ -115,7 +173,8 @@ def _path(root: Any, offset: int, compose: bool, unnamed: bool = False) -> str:
             if compose and len(parts) == 2 and parts[0] == "services":
                 return "services." + parts[1]
         elif node.id == "sequence":
-            for i, item in enumerate(node.value):
+            for i in _candidates(index, len(entries), offset):
+                item = entries[i]
                 if _contains(item, offset):
                     name = _scalar(_get(item, "name"))
                     parts.append(f"[{name}]" if name else f"[{i}]")
@@ -148,10 +207,15 @@ def _yaml_index(text: str) -> Any:
     except RecursionError:
         return None
 
+    # a document holds the offsets from its start to its end, both included
+    doc_index = _disjoint([(d[0], d[1] + 1) for d in docs]) if len(docs) > _INDEXED else None
+    indexes: dict[int, Any] = {}
+
     def at(offset: int) -> Logical | None:
-        for start, end, root, ident, compose, unnamed in docs:
+        for i in _candidates(doc_index, len(docs), offset):
+            start, end, root, ident, compose, unnamed = docs[i]
             if start <= offset <= end:
-                path = _path(root, offset, compose, unnamed)
+                path = _path(root, offset, compose, unnamed, indexes)
                 if compose:
                     return Logical(path or "compose", "resource")
                 return Logical(f"{ident}/{path}" if path else ident, "resource")

@@ -13,12 +13,14 @@ A view reads like the dict the old copies were: ``dict(base)``, then each change
 from __future__ import annotations
 
 from bisect import bisect_left
+from operator import itemgetter
 from typing import Iterable, Iterator, Mapping
 
 from .launch import EnvVar
 
 
 Place = tuple  # where a name stands in a view's iteration order (compared as tuples)
+_index = itemgetter(0)
 
 
 class ScriptEnv:
@@ -30,10 +32,10 @@ class ScriptEnv:
         self.base = base
         self.n = 0
         self._changes: list[tuple[str, EnvVar | None]] = []
-        # per name: the indexes of its changes, the values (None: unset) and, for each, where
-        # the name then stands in the iteration order: (1, the change that inserted it), or
-        # None where it has kept its place in ``base``
-        self._history: dict[str, tuple[list[int], list[EnvVar | None], list[Place | None]]] = {}
+        # per name, its changes in order: (index, value or None when unset, where the name
+        # then stands in the iteration order: (1, the change that inserted it), or None where
+        # it has kept its place in ``base``); one tuple a change, ~130 bytes
+        self._history: dict[str, list[tuple[int, EnvVar | None, Place | None]]] = {}
         self._base_order: dict[str, int] | None = None
 
     def base_place(self, name: str) -> Place:
@@ -51,15 +53,13 @@ class ScriptEnv:
         if h is None:
             present = name in self.base
             place: Place | None = None
-            h = self._history[name] = ([], [], [])
+            h = self._history[name] = []
         else:
-            present = h[1][-1] is not None
-            place = h[2][-1]
+            present = h[-1][1] is not None
+            place = h[-1][2]
         if var is not None and not present:
             place = (1, self.n)  # inserted anew: it iterates after every name present now
-        h[0].append(self.n)
-        h[1].append(var)
-        h[2].append(place)
+        h.append((self.n, var, place))
         self._changes.append((name, var))
         self.n += 1
 
@@ -73,7 +73,7 @@ class ScriptEnv:
     def get(self, name: str) -> EnvVar | None:
         h = self._history.get(name)
         if h is not None:
-            return h[1][-1]
+            return h[-1][1]
         return self.base.get(name)
 
     def view(self, extra: Mapping[str, EnvVar] | None = None) -> "EnvView":
@@ -99,9 +99,9 @@ class EnvView(Mapping[str, EnvVar]):
         set it (None: its place in the base)."""
         h = self.env._history.get(name)
         if h is not None:
-            i = bisect_left(h[0], self.n) - 1
+            i = bisect_left(h, self.n, key=_index) - 1
             if i >= 0:
-                return h[1][i], h[2][i]
+                return h[i][1], h[i][2]
         return self.env.base.get(name), None
 
     def __getitem__(self, name: str) -> EnvVar:

@@ -157,7 +157,8 @@ def search_script(text: str, outer: Word | None, scope: Scope,
             continue
         local = env.view({name: EnvVar(name, None if w.unresolved else w.text, w.span)
                           for name, w in assigns})
-        result = find_launches(cmd_words, replace(scope, env=local, list_form=False))
+        result = find_launches(cmd_words, Scope(scope.source, scope.context, local, False,
+                                                scope.version_pin, scope.depth))
         if cmd.problems:
             # broken quoting: these words are not what the shell would run (no cascade)
             result.launches = []
@@ -307,7 +308,8 @@ def find_launches(words: list[Word], scope: Scope) -> Found:
     words, env = _unwrap(words, scope)
     if not words:
         return found
-    scope = replace(scope, env=env)
+    if env is not scope.env:
+        scope = replace(scope, env=env)
     program = words[0]
     name = _basename(program)
     if name in _SHELLS:

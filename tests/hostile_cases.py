@@ -465,6 +465,38 @@ def many_compose_services(d: Path, scale: float) -> list[str]:
     return ["--format", "sarif", "compose.yaml"]
 
 
+def many_inference_services(d: Path, scale: float) -> list[str]:
+    """KServe ServingRuntimes and the InferenceServices naming them, in one file: each
+    InferenceService read every runtime, and each joined runtime re-sorted the file's
+    launches, quadratic."""
+    n = max(100, int(3_000 * scale))
+    (d / "kserve.yaml").write_text("---\n".join(f"""\
+apiVersion: serving.kserve.io/v1alpha1
+kind: ServingRuntime
+metadata: {{name: runtime-{i}}}
+spec:
+  supportedModelFormats: [{{name: vLLM}}]
+  containers:
+    - name: kserve-container
+      image: {VLLM_IMAGE}
+      command: ["python3", "-m", "vllm.entrypoints.openai.api_server"]
+      args: ["--port=8080", "--model=/mnt/models"]
+---
+apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata: {{name: isvc-{i}}}
+spec:
+  predictor:
+    model:
+      modelFormat: {{name: vLLM}}
+      runtime: runtime-{i}
+      storageUri: hf://meta-llama/Llama-3.1-8B-Instruct
+      args: ["--tensor-parallel-size=2"]
+      resources: {{limits: {{nvidia.com/gpu: "2"}}}}
+""" for i in range(n)))
+    return ["kserve.yaml"]
+
+
 LLAMA = "llama-server -m Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf "
 
 CASES: dict[str, Case] = {
@@ -593,5 +625,6 @@ CASES: dict[str, Case] = {
     "compose-nested-defaults": compose_nested_defaults,
     "many-pip-installs": many_pip_installs,
     "many-gpu-count-fixes": many_gpu_count_fixes,
+    "many-inference-services": many_inference_services,
     "many-compose-services": many_compose_services,
 }

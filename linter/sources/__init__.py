@@ -29,6 +29,7 @@ from .kserve import (
     is_joinable,
     is_llmisvc_config,
     rebased,
+    runtimes_by_name,
     select_runtime,
 )
 from .kubernetes import extract_object, is_kubernetes
@@ -208,9 +209,10 @@ def join_kserve(results: list[FileResult]) -> tuple[list[Finding], set[int]]:
         return findings, involved
     home = {id(o): r for r, o in runtimes}
     candidates = [o for _, o in runtimes]
+    named = runtimes_by_name(candidates)
     joined: set[int] = set()
     for ires, isvc in [(r, o) for r in results for o in r.kserve if o.kind == ISVC_KIND]:
-        runtime = select_runtime(isvc, candidates)
+        runtime = select_runtime(isvc, candidates, named)
         if runtime is None:
             continue
         rres = home[id(runtime)]
@@ -225,11 +227,15 @@ def join_kserve(results: list[FileResult]) -> tuple[list[Finding], set[int]]:
         findings.extend(placed(f) for f in found.findings)
         joined.add(id(runtime))
         involved.update((id(rres), id(ires)))
+    # each file's launches filtered and sorted once, not once per joined runtime in it
+    # (quadratic); a stable sort after each filter gives the same list
+    drops: dict[int, tuple[FileResult, set[int]]] = {}
     for res, runtime in runtimes:
         if id(runtime) in joined:
-            drop = {id(la) for la in runtime.launches}
-            res.launches = [la for la in res.launches if id(la) not in drop]
-            res.launches.sort(key=lambda la: la.program.span.start)
+            drops.setdefault(id(res), (res, set()))[1].update(id(la) for la in runtime.launches)
+    for res, drop in drops.values():
+        res.launches = [la for la in res.launches if id(la) not in drop]
+        res.launches.sort(key=lambda la: la.program.span.start)
     return findings, involved
 
 

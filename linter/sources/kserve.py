@@ -696,18 +696,34 @@ def _priority(spec: Any, fmt: str | None) -> int | None:
     return None
 
 
-def select_runtime(isvc: KObject, runtimes: list[KObject]) -> KObject | None:
+def runtimes_by_name(runtimes: list[KObject]) -> dict[tuple[str | None, str | None],
+                                                      list[KObject]]:
+    """``runtimes`` by (kind, name), each list in the order of ``runtimes``: ``select_runtime``
+    looks a named runtime up there instead of reading every runtime for every
+    InferenceService (quadratic: 550 of each in a 2 MiB file spent 4 s)."""
+    out: dict[tuple[str | None, str | None], list[KObject]] = {}
+    for r in runtimes:
+        out.setdefault((r.kind, r.name), []).append(r)
+    return out
+
+
+def select_runtime(isvc: KObject, runtimes: list[KObject],
+                   named: dict[tuple[str | None, str | None], list[KObject]] | None = None
+                   ) -> KObject | None:
     """The runtime among ``runtimes`` that KServe runs ``isvc``'s predictor with; None when
-    none, when the controller would refuse it, or when which one is not known."""
+    none, when the controller would refuse it, or when which one is not known.  ``named`` is
+    ``runtimes_by_name(runtimes)`` when the caller keeps it for many InferenceServices."""
     predictor = get(isvc.root, "spec", "predictor")
     model = get(predictor, "model")
     if not is_map(model) or get(predictor, "workerSpec") is not None:
         return None
-    visible = [r for r in runtimes if _same_namespace(isvc, r)]
     name = get_str(model, "runtime")
     if name:
+        if named is None:
+            named = runtimes_by_name(runtimes)
         for kind in RUNTIME_KINDS:  # GetServingRuntime: the namespace's first
-            hit = next((r for r in visible if r.kind == kind and r.name == name), None)
+            hit = next((r for r in named.get((kind, name), ()) if _same_namespace(isvc, r)),
+                       None)
             if hit is not None:
                 spec = get(hit.root, "spec")
                 if get_str(spec, "disabled") in _YAML_TRUE or not _supports(spec, model, True) \
@@ -715,6 +731,7 @@ def select_runtime(isvc: KObject, runtimes: list[KObject]) -> KObject | None:
                     return None  # the controller refuses the runtime: nothing runs
                 return hit
         return None
+    visible = [r for r in runtimes if _same_namespace(isvc, r)]
     fmt = get_str(model, "modelFormat", "name")
     for kind in RUNTIME_KINDS:  # the namespace's ServingRuntimes before any cluster one
         tier = []
@@ -917,4 +934,4 @@ def _model_flag(word: Word, doc: Doc, uri: Any, previous: str | None = None) -> 
 __all__ = ["KObject", "base_configs", "extract_isvc", "extract_llmisvc",
            "extract_llmisvc_config", "extract_llmisvc_joined",
            "handled_containers", "is_joinable", "is_llmisvc", "is_llmisvc_config", "rebased",
-           "render_templates", "select_runtime"]
+           "render_templates", "runtimes_by_name", "select_runtime"]

@@ -43,6 +43,8 @@ def run_cli(args: list[str], cwd: Path, timeout: float = KILL_AFTER) -> dict:
     """Run ``mgpu-lint`` on ``args`` in ``cwd``; wall seconds, peak RSS (MiB), outcome."""
     fmt = [] if "--format" in args else ["--format", "json"]
     cmd = [sys.executable, "-m", "mgpu_lint.cli", "--no-color", *fmt, *args]
+    if args and args[0] == "launches":  # a sub-command: its own options after its name
+        cmd = [sys.executable, "-m", "mgpu_lint.cli", *args]
     out_path = cwd.parent / (cwd.name + ".out")
     err_path = cwd.parent / (cwd.name + ".err")
     with open(out_path, "wb") as out, open(err_path, "wb") as err:

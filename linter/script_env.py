@@ -13,8 +13,9 @@ A view reads like the dict the old copies were: ``dict(base)``, then each change
 from __future__ import annotations
 
 from bisect import bisect_left
+from itertools import islice
 from operator import itemgetter
-from typing import Iterable, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from .launch import EnvVar
 
@@ -26,7 +27,7 @@ _index = itemgetter(0)
 class ScriptEnv:
     """The variables as they change: ``base`` (never modified), then each set or unset."""
 
-    __slots__ = ("base", "n", "_changes", "_history", "_base_order")
+    __slots__ = ("base", "n", "_changes", "_history", "_base_order", "_cursor")
 
     def __init__(self, base: Mapping[str, EnvVar]) -> None:
         self.base = base
@@ -37,6 +38,23 @@ class ScriptEnv:
         # it has kept its place in ``base``); one tuple a change, ~130 bytes
         self._history: dict[str, list[tuple[int, EnvVar | None, Place | None]]] = {}
         self._base_order: dict[str, int] | None = None
+        self._cursor: list[Any] | None = None  # [n, the dict after the first n changes]
+
+    def dict_at(self, n: int) -> dict[str, EnvVar]:
+        """The variables after the first ``n`` changes, as one dict that the next call may
+        change (read it at once, keep nothing): replayed from the last call's when ``n`` is
+        past it, as a script's launches ask, else from the start."""
+        cur = self._cursor
+        if cur is None or cur[0] > n:
+            cur = self._cursor = [0, dict(self.base)]
+        d = cur[1]
+        for name, var in self._changes[cur[0]:n]:
+            if var is None:
+                d.pop(name, None)
+            else:
+                d[name] = var
+        cur[0] = n
+        return d
 
     def base_place(self, name: str) -> Place:
         """Where a name of ``base`` stands in its iteration order (before any change's)."""
@@ -86,13 +104,12 @@ class EnvView(Mapping[str, EnvVar]):
     """The variables of a ``ScriptEnv`` after its first ``n`` changes, then ``extra``.
     Nothing changes a view once made."""
 
-    __slots__ = ("env", "n", "extra", "_dict")
+    __slots__ = ("env", "n", "extra")
 
     def __init__(self, env: ScriptEnv, n: int, extra: dict[str, EnvVar] | None) -> None:
         self.env = env
         self.n = n
         self.extra = extra
-        self._dict: dict[str, EnvVar] | None = None
 
     def _at(self, name: str) -> tuple[EnvVar | None, Place | None]:
         """The name's value before ``extra`` (None: not set), and its place when a change
@@ -139,25 +156,34 @@ class EnvView(Mapping[str, EnvVar]):
         return EnvView(self.env, self.n, {**(self.extra or {}), name: var})
 
     def _materialized(self) -> dict[str, EnvVar]:
-        """The whole dict (built once, when something iterates the view)."""
-        d = self._dict
-        if d is None:
-            d = dict(self.env.base)
-            for name, var in self.env._changes[:self.n]:
-                if var is None:
-                    d.pop(name, None)
-                else:
-                    d[name] = var
-            if self.extra:
-                d.update(self.extra)
-            self._dict = d
+        """The whole dict, a fresh copy (not kept: a thousand launches' views of a script's
+        20,000 variables would hold 20 million entries)."""
+        d = dict(self.env.dict_at(self.n))
+        if self.extra:
+            d.update(self.extra)
         return d
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._materialized())
 
+    def items(self):  # type: ignore[no-untyped-def, override]
+        return self._materialized().items()
+
+    def values(self):  # type: ignore[no-untyped-def, override]
+        return self._materialized().values()
+
     def __len__(self) -> int:
         return len(self._materialized())
+
+    def head(self, k: int) -> tuple[list[tuple[str, EnvVar]], int]:
+        """The first ``k`` (name, value) pairs in iteration order, and how many there are in
+        all: for views taken in order (a script's launches), the cost of the changes since
+        the last view and of ``k``, not of every variable."""
+        d = self.env.dict_at(self.n)
+        extra = self.extra or {}
+        first = [(name, extra.get(name, var)) for name, var in islice(d.items(), k)]
+        new = [(name, var) for name, var in extra.items() if name not in d]
+        return (first + new)[:k], len(d) + len(new)
 
     def select(self, names: Iterable[str]) -> list[tuple[str, EnvVar]]:
         """The (name, value) pairs of ``names`` that are set, in the view's iteration order,

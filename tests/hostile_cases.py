@@ -497,6 +497,15 @@ spec:
     return ["kserve.yaml"]
 
 
+def launches_of_a_script_with_many_variables(d: Path, scale: float) -> list[str]:
+    """`mgpu-lint launches --format json` lists each launch's variables: 20,000 assignments
+    and 1,000 launches printed 450 MB in 69 s (every launch all 20,000)."""
+    n = max(2_000, int(100_000 * scale))
+    (d / "run.sh").write_text("".join(f"a{i}=1\n" for i in range(n)) + (
+        "vllm serve meta-llama/Llama-3.1-8B-Instruct\n" * max(100, n // 100)))
+    return ["launches", "--format", "json", "run.sh"]
+
+
 LLAMA = "llama-server -m Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf "
 
 CASES: dict[str, Case] = {
@@ -608,6 +617,7 @@ CASES: dict[str, Case] = {
     "many-launches-one-gpu": many_launches_one_gpu,
     "many-assignments-then-commands": many_assignments_then_commands,
     "assignments-between-launches": assignments_between_launches,
+    "launches-json-many-variables": launches_of_a_script_with_many_variables,
     "many-stray-arguments": _words_script(lambda n: "vllm serve m " + "ab " * (n // 3) + "\n"),
     "many-short-commands": _words_script(
         lambda n: "vllm serve meta-llama/Llama-3.1-8B-Instruct\n" + "a\n" * (n // 2)),

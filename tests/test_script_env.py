@@ -49,6 +49,10 @@ def test_views_read_like_the_dicts_they_replace() -> None:
             assert view.select(wanted) == [(k, v) for k, v in expected.items() if k in wanted]
             assert env_items(view, dict.fromkeys(wanted)) == \
                 [(k, v) for k, v in expected.items() if k in wanted]
+        # the first few in order, and how many: views in and out of the order they were taken
+        for view, expected in kept + kept[::-1]:
+            k = rng.randrange(0, 5)
+            assert view.head(k) == (list(expected.items())[:k], len(expected))
 
 
 def test_a_view_does_not_see_later_changes() -> None:

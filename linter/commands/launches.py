@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from itertools import islice
 from enum import Enum
 from typing import TYPE_CHECKING, Any, List, Optional
 
 import typer
 
 from ..launch import VLLM, VLLM_DEMO, Launch
+from ..script_env import EnvView
 from ..source import Span
 
 if TYPE_CHECKING:
@@ -98,8 +100,13 @@ def _log(m: Any) -> tuple[str, ...]:
     return log_lines(m)
 
 
+# variables of one launch the JSON lists: a script of 20,000 assignments and 1,000 launches
+# printed 450 MB (each launch all 20,000); past this many, "env_more" counts the rest
+MAX_ENV_SHOWN = 100
+
+
 def launch_dict(la: Launch, target_version: str | None = None,
-                deployment: dict[str, Any] | None = None) -> dict[str, Any]:
+                deployment: dict[str, Any] | None = None, env: bool = True) -> dict[str, Any]:
     src = la.source
     home = src.place(la.program.span)[0]
 
@@ -154,16 +161,28 @@ def launch_dict(la: Launch, target_version: str | None = None,
         }.items() if v is not None},
         "gpus": gpus,
         "argv": [{"word": w.text, "at": pos(w.span.start)} for w in la.args],
-        "env": {k: v.value for k, v in sorted(la.env.items())},
+        **(_env(la) if env else {}),
         **({"deployment": deployment} if deployment is not None else {}),
     }
+
+
+def _env(la: Launch) -> dict[str, Any]:
+    """The launch's variables by name; past MAX_ENV_SHOWN, the first ones set and a count."""
+    env = la.env
+    if isinstance(env, EnvView):
+        first, total = env.head(MAX_ENV_SHOWN)
+    else:
+        first, total = list(islice(env.items(), MAX_ENV_SHOWN)), len(env)
+    shown = {k: v.value for k, v in sorted(first)}
+    return {"env": shown, "env_more": total - len(first)} if total > len(first) else \
+        {"env": shown}
 
 
 def render_text(launches: list[Launch], target_version: str | None = None,
                 deployments: list[dict[str, Any] | None] | None = None) -> str:
     out = []
     for i, la in enumerate(launches):
-        d = launch_dict(la, target_version)
+        d = launch_dict(la, target_version, env=False)
         head = f"{d['path']}:{d['at']}: {d['engine']} ({d['entry']})"
         if d["image_entrypoint"]:
             head += f" from image entrypoint of {d['program']}"

@@ -455,6 +455,16 @@ def many_gpu_count_fixes(d: Path, scale: float) -> list[str]:
     return ["deploy.yaml"]
 
 
+def diff_of_many_fixes(d: Path, scale: float) -> list[str]:
+    """`--diff` of Deployments whose GPU count is fixed: difflib's matcher over the whole file
+    is quadratic in its repeated lines (2 MiB of them took 29 s)."""
+    n = max(50, int(3_000 * scale))
+    (d / "deploy.yaml").write_text("---\n".join(
+        deployment(["meta-llama/Llama-3.1-8B-Instruct", "-tp", "2"]).replace(
+            "name: hostile", f"name: engine-{i}") for i in range(n)))
+    return ["--diff", "--unsafe-fixes", "--format", "text", "deploy.yaml"]
+
+
 def many_compose_services(d: Path, scale: float) -> list[str]:
     """A compose file of many services with a finding each: a finding's SARIF name was found by
     reading every service before it, quadratic."""
@@ -617,6 +627,7 @@ CASES: dict[str, Case] = {
     "many-launches-one-gpu": many_launches_one_gpu,
     "many-assignments-then-commands": many_assignments_then_commands,
     "assignments-between-launches": assignments_between_launches,
+    "diff-of-many-fixes": diff_of_many_fixes,
     "launches-json-many-variables": launches_of_a_script_with_many_variables,
     "many-stray-arguments": _words_script(lambda n: "vllm serve m " + "ab " * (n // 3) + "\n"),
     "many-short-commands": _words_script(

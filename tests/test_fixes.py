@@ -407,3 +407,41 @@ def test_stdin_is_never_written(tmp_path: Path, capsys: pytest.CaptureFixture[st
     main(["--fix", "--exit-zero", "-", "--stdin-filename", str(target)])
     capsys.readouterr()
     assert target.read_bytes() == before
+
+
+def test_apply_chooses_and_edits_as_the_pairwise_check_did() -> None:
+    """fixes.apply checks a fix against its neighbours among the spans taken, and joins the
+    text once; the same fixes as checking every pair and editing from the end backwards."""
+    import random
+
+    from mgpu_lint.fixes import Edit, Fix, _overlaps, apply
+    from mgpu_lint.source import Span
+
+    def pairwise(text: str, fixes: list[Fix]) -> tuple[str, list[Fix]]:
+        chosen: list[Fix] = []
+        taken: list[Span] = []
+        for fix in sorted(fixes, key=lambda f: (f.span.start, f.span.end, f.title)):
+            if any(_overlaps(e.span, t) for e in fix.edits for t in taken) or fix in chosen:
+                continue
+            chosen.append(fix)
+            taken.extend(e.span for e in fix.edits)
+        out = text
+        for e in reversed(sorted((e for f in chosen for e in f.edits),
+                                 key=lambda e: (e.span.start, e.span.end))):
+            out = out[:e.span.start] + e.text + out[e.span.end:]
+        return out, chosen
+
+    rng = random.Random(7)
+    for _ in range(3000):
+        text = "".join(rng.choice("ab\n") for _ in range(rng.randrange(1, 40)))
+        fixes = []
+        for k in range(rng.randrange(0, 8)):
+            edits = []
+            for _ in range(rng.choice((1, 1, 2))):
+                s = rng.randrange(0, len(text) + 1)
+                e = min(len(text), s + rng.choice((0, 1, 2, 5)))
+                edits.append(Edit(Span(s, e), rng.choice(("", "X", "YZ"))))
+            fixes.append(Fix(f"f{k % 3}", tuple(edits)))
+        if fixes and rng.random() < 0.2:
+            fixes.append(fixes[0])
+        assert apply(text, fixes) == pairwise(text, fixes)

@@ -411,25 +411,12 @@ def test_stdin_is_never_written(tmp_path: Path, capsys: pytest.CaptureFixture[st
 
 def test_apply_chooses_and_edits_as_the_pairwise_check_did() -> None:
     """fixes.apply checks a fix against its neighbours among the spans taken, and joins the
-    text once; the same fixes as checking every pair and editing from the end backwards."""
+    text once; the same fixes as checking every pair and editing from the end backwards (the
+    way it was, kept for a fix whose own edits overlap)."""
     import random
 
-    from mgpu_lint.fixes import Edit, Fix, _overlaps, apply
+    from mgpu_lint.fixes import Edit, Fix, _apply_pairwise, apply
     from mgpu_lint.source import Span
-
-    def pairwise(text: str, fixes: list[Fix]) -> tuple[str, list[Fix]]:
-        chosen: list[Fix] = []
-        taken: list[Span] = []
-        for fix in sorted(fixes, key=lambda f: (f.span.start, f.span.end, f.title)):
-            if any(_overlaps(e.span, t) for e in fix.edits for t in taken) or fix in chosen:
-                continue
-            chosen.append(fix)
-            taken.extend(e.span for e in fix.edits)
-        out = text
-        for e in reversed(sorted((e for f in chosen for e in f.edits),
-                                 key=lambda e: (e.span.start, e.span.end))):
-            out = out[:e.span.start] + e.text + out[e.span.end:]
-        return out, chosen
 
     rng = random.Random(7)
     for _ in range(3000):
@@ -444,4 +431,4 @@ def test_apply_chooses_and_edits_as_the_pairwise_check_did() -> None:
             fixes.append(Fix(f"f{k % 3}", tuple(edits)))
         if fixes and rng.random() < 0.2:
             fixes.append(fixes[0])
-        assert apply(text, fixes) == pairwise(text, fixes)
+        assert apply(text, fixes) == _apply_pairwise(text, fixes)

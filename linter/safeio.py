@@ -211,11 +211,119 @@ def _alias_budget(text: str, limit: int) -> None:
         parser.dispose()
 
 
+# PyYAML's implicit resolvers, copied as facts: yaml/resolver.py, the Resolver.add_implicit_resolver
+# calls (PyYAML 6.0.4), the loader of vLLM's --config (yaml.safe_load in
+# FlexibleArgumentParser.load_config_file, vllm/utils/argparse_utils.py 0.30.0).  YAML 1.1, but
+# not ruamel's 1.1 table: no y/n booleans, a float needs a dot and a signed exponent (1e3 and
+# 1.0e3 are strings, 1.0e+3 a float), 0o17 is a string, 010 octal, 1:30 sexagesimal.  Tried in
+# this order among those of the value's first character; none matching: a string.
+_PYYAML_IMPLICIT: tuple[tuple[str, str, Any], ...] = (  # tag, pattern, first characters
+    ("bool", r"""^(?:yes|Yes|YES|no|No|NO
+                    |true|True|TRUE|false|False|FALSE
+                    |on|On|ON|off|Off|OFF)$""", "yYnNtTfFoO"),
+    ("float", r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?
+                    |\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?
+                    |[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*
+                    |[-+]?\.(?:inf|Inf|INF)
+                    |\.(?:nan|NaN|NAN))$""", "-+0123456789."),
+    ("int", r"""^(?:[-+]?0b[0-1_]+
+                    |[-+]?0[0-7_]+
+                    |[-+]?(?:0|[1-9][0-9_]*)
+                    |[-+]?0x[0-9a-fA-F_]+
+                    |[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$""", "-+0123456789"),
+    ("merge", r"^(?:<<)$", "<"),
+    ("null", r"""^(?: ~
+                    |null|Null|NULL
+                    | )$""", ("~", "n", "N", "")),
+    ("timestamp", r"""^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]
+                    |[0-9][0-9][0-9][0-9] -[0-9][0-9]? -[0-9][0-9]?
+                     (?:[Tt]|[ \t]+)[0-9][0-9]?
+                     :[0-9][0-9] :[0-9][0-9] (?:\.[0-9]*)?
+                     (?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$""", "0123456789"),
+    ("value", r"^(?:=)$", "="),
+)
+_pyyaml_table: dict[str, list[tuple[str, re.Pattern[str]]]] | None = None
+
+
+def pyyaml_tag(value: str) -> str:
+    """The tag PyYAML's ``Resolver.resolve`` gives a plain scalar: bool, float, int, merge,
+    null, timestamp, value (``=``, which its safe loader then refuses) or str."""
+    global _pyyaml_table
+    if _pyyaml_table is None:
+        table: dict[str, list[tuple[str, re.Pattern[str]]]] = {}
+        for tag, pattern, first in _PYYAML_IMPLICIT:
+            for ch in first:
+                table.setdefault(ch, []).append(
+                    (tag, re.compile(pattern, re.X)))
+        _pyyaml_table = table
+    for tag, regexp in _pyyaml_table.get(value[:1], ()):
+        if regexp.match(value):
+            return tag
+    return "str"
+
+
+def pyyaml_scalar(tag: str, value: str) -> Any:
+    """The value PyYAML's SafeConstructor makes of a plain scalar that resolved to ``tag``
+    (bool, int, float, null): construct_yaml_bool/int/float/null, yaml/constructor.py (PyYAML
+    6.0.4).  ValueError (KeyError, IndexError) where PyYAML's fails: ``0b_``, ``0x_`` have no
+    digits; an explicit ``!!int ""`` or ``!!bool maybe``."""
+    if tag == "null":
+        return None
+    if tag == "bool":
+        return {"yes": True, "no": False, "true": True, "false": False, "on": True,
+                "off": False}[value.lower()]
+    sign = 1
+    if tag == "int":
+        value = value.replace("_", "")
+        if value[0] == "-":
+            sign = -1
+        if value[0] in "+-":
+            value = value[1:]
+        if value == "0":
+            return 0
+        if value.startswith("0b"):
+            return sign * int(value[2:], 2)
+        if value.startswith("0x"):
+            return sign * int(value[2:], 16)
+        if value[0] == "0":
+            return sign * int(value, 8)
+        if ":" in value:
+            total = 0
+            for part in value.split(":"):
+                total = total * 60 + int(part)
+            return sign * total
+        return sign * int(value)
+    # float
+    value = value.replace("_", "").lower()
+    if value[0] == "-":
+        sign = -1
+    if value[0] in "+-":
+        value = value[1:]
+    if value == ".inf":
+        return sign * math.inf
+    if value == ".nan":
+        return math.nan
+    if ":" in value:
+        digits = [float(part) for part in value.split(":")]
+        digits.reverse()
+        base, total = 1, 0.0
+        for digit in digits:
+            total += digit * base
+            base *= 60
+        return sign * total
+    return sign * float(value)
+
+
 def loads_yaml(text: str, max_nodes: int = MAX_YAML_NODES, name: str = "",
-               duplicates: list[tuple[str, int, int]] | None = None) -> Any:
+               duplicates: list[tuple[str, int, int]] | None = None,
+               pyyaml: bool = False) -> Any:
     """The first YAML document as Python values (ruamel.yaml's safe constructor, YAML 1.2),
     after the main reader's nesting guard and an alias budget.  SideFileError on any failure,
     its message saying what is wrong where (``name:line:col``, ``line L:C`` without a name).
+
+    ``pyyaml``: each plain scalar gets the value PyYAML's ``safe_load`` gives it (its YAML 1.1
+    resolver and constructors, above), for a file PyYAML reads (vLLM's --config): a quoted
+    scalar stays a string, a !!bool/!!int/!!float/!!null one is built by PyYAML's rules too.
 
     A key given twice in one mapping keeps its last value, as PyYAML's ``safe_load`` does
     (``BaseConstructor.construct_mapping`` assigns each pair in turn; ruamel refuses the
@@ -251,12 +359,46 @@ def loads_yaml(text: str, max_nodes: int = MAX_YAML_NODES, name: str = "",
 
     yaml = YAML(typ="safe", pure=False)
     yaml.Constructor = LastWins
+    if pyyaml:
+        yaml.Constructor, yaml.Resolver = _pyyaml_loader(LastWins)
     try:
         return yaml.load(text)
     except RecursionError:
         raise SideFileError(f"nesting deeper than {MAX_DEPTH} levels; not parsed") from None
     except Exception as exc:  # ruamel's MarkedYAMLError, ConstructorError, the C reader's
         raise yaml_problem(exc, text, name) from None
+
+
+def _pyyaml_loader(base: Any) -> tuple[Any, Any]:
+    """A constructor (subclass of ``base``) and a resolver that read plain scalars as PyYAML
+    does (``pyyaml_tag``, ``pyyaml_scalar``)."""
+    from ruamel.yaml.constructor import ConstructorError
+    from ruamel.yaml.nodes import ScalarNode
+    from ruamel.yaml.resolver import VersionedResolver
+    from ruamel.yaml.tag import Tag
+
+    class PyYAMLResolver(VersionedResolver):  # type: ignore[misc]
+        def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+            if kind is ScalarNode and implicit[0]:
+                # "value" keeps its tag: no safe constructor has one, both loaders refuse it
+                return Tag(suffix="tag:yaml.org,2002:" + pyyaml_tag(value))
+            return super().resolve(kind, value, implicit)
+
+    class PyYAMLConstructor(base):  # type: ignore[misc, valid-type]
+        def _pyyaml(self, node: Any) -> Any:
+            # PyYAML constructs an explicitly tagged scalar (!!int "0x10") the same way
+            raw = self.construct_scalar(node)
+            tag = str(node.tag).rsplit(":", 1)[-1]
+            try:
+                return pyyaml_scalar(tag, raw)
+            except (ValueError, KeyError, IndexError):
+                raise ConstructorError(
+                    None, None, f"`{raw}` is not {'an' if tag == 'int' else 'a'} {tag} to "
+                    "vLLM's YAML loader (PyYAML), which fails on it", node.start_mark) from None
+
+    for tag in ("bool", "int", "float", "null"):
+        PyYAMLConstructor.add_constructor("tag:yaml.org,2002:" + tag, PyYAMLConstructor._pyyaml)
+    return PyYAMLConstructor, PyYAMLResolver
 
 
 def where(text: str, offset: int, name: str) -> str:
@@ -360,6 +502,11 @@ def yaml_problem(exc: Exception, text: str, name: str = "") -> SideFileError:
     if context.startswith("expected a single document"):
         return err(f"a second document begins at {here}: vLLM reads a file of one document",
                    (at, "the second document"))
+    if "constructor for the tag" in problem and "2002:value" in problem:
+        # the YAML 1.1 value key: a plain `=` resolves to tag:yaml.org,2002:value (resolver.py,
+        # PyYAML 6.0.4 and ruamel.yaml), which no safe constructor builds
+        return err(f"a bare `=` at {here} is YAML's value key, which vLLM's safe loader "
+                   "refuses: quote it", (at, "the `=`"))
     if "constructor for the tag" in problem:
         return err(f"the tag !{named(at)} at {here} is not a standard YAML type: vLLM's safe "
                    "loader refuses it", (at, "the tag"))

@@ -66,7 +66,9 @@ class ConfigMixin:
         duplicates: list[tuple[str, int, int]] = []
         try:  # regular files only, size limit, nesting guard and alias budget (linter/safeio.py)
             text = safeio.read_text(str(path), CONFIG_MAX_BYTES)
-            data = safeio.loads_yaml(text, name=word.text, duplicates=duplicates)
+            # vLLM reads the file with PyYAML's safe_load (load_config_file,
+            # vllm/utils/argparse_utils.py 0.30.0): YAML 1.1 scalars, `yes` is True
+            data = safeio.loads_yaml(text, name=word.text, duplicates=duplicates, pyyaml=True)
         except safeio.SideFileError as exc:
             # the places the message names, in the config file, for editors and SARIF
             side = SourceFile(path, text, "yaml")

@@ -127,14 +127,19 @@ _INSTALL = re.compile(r"\b(?:install|add)\b")
 _IMPORT = re.compile(r"\b(?:from\s+vllm\S*\s+import|import\s+vllm)\b")
 
 
-def _not_a_launch(text: str, start: int, end: int) -> bool:
-    """Whether ``text[start:end]`` (one line) installs or imports an engine."""
+def installs(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` (one line) is an install command (`pip install`, `uv add`,
+    `apt-get install` …)."""
     tool = _INSTALLER.search(text, start, end)
     if tool is not None:
         stop = text.find("\n", tool.end(), end)
-        if _INSTALL.search(text, tool.end(), end if stop < 0 else stop) is not None:
-            return True
-    return _IMPORT.search(text, start, end) is not None
+        return _INSTALL.search(text, tool.end(), end if stop < 0 else stop) is not None
+    return False
+
+
+def _not_a_launch(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` (one line) installs or imports an engine."""
+    return installs(text, start, end) or _IMPORT.search(text, start, end) is not None
 
 
 def engine_mention(text: str, kind: str) -> tuple[int, int] | None:

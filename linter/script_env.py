@@ -137,12 +137,6 @@ class EnvView(Mapping[str, EnvVar]):
             return True
         return self._at(name)[0] is not None
 
-    def get(self, name: str, default: EnvVar | None = None) -> EnvVar | None:  # type: ignore[override]
-        try:
-            return self[name]
-        except KeyError:
-            return default
-
     def place(self, name: str) -> Place:
         """Where a name that is set stands in the iteration order."""
         var, place = self._at(name)

@@ -558,17 +558,31 @@ class _Exhausted(Exception):
 def split_commands(text: str, resolve: Resolver | None = None,
                    arrays: ArrayResolver | None = None,
                    defined: Definer | None = None, budget: ReadBudget | None = None,
-                   where: Callable[[int], int] | None = None) -> Iterator[Command]:
+                   cmap: CharMap | None = None) -> Iterator[Command]:
     """Yield the simple commands of ``text`` in order (see module docstring).  ``arrays``
     gives the elements of a bash array assigned earlier (``"${args[@]}"``), ``defined`` the
     value word of an assignment earlier in ``text`` (so expanded characters keep the place
     where they are written).
 
     Each word lexed counts against ``budget`` (the file's, linter/bounds.py): when it runs
-    out, lexing stops before the command it is in, whose place in the file (``where`` maps an
-    offset of ``text`` there) becomes ``budget.cut``; a text lexed after that yields nothing."""
+    out, lexing stops before the command it is in, whose place in the file (through ``cmap``,
+    the map of ``text`` to it, when given) becomes ``budget.cut``; a text lexed after that
+    yields nothing."""
     if budget is not None and budget.words <= 0:
         return
+    try:
+        yield from _commands(text, resolve, arrays, defined, budget)
+    except _Exhausted as stop:
+        # the command being lexed is not yielded: its words are not all known
+        if budget is not None and budget.cut is None:
+            at = stop.args[0]
+            budget.cut = cmap.span(at, at).start if cmap is not None else at
+
+
+def _commands(text: str, resolve: Resolver | None, arrays: ArrayResolver | None,
+              defined: Definer | None, budget: ReadBudget | None) -> Iterator[Command]:
+    """split_commands' lexer; _Exhausted (where the command it stops in begins) when
+    ``budget`` runs out."""
     ex = _Expander(resolve or (lambda _name: None), arrays or (lambda _name: None),
                    defined or (lambda _name: None))
     cmd = Command()
@@ -590,6 +604,13 @@ def split_commands(text: str, resolve: Resolver | None = None,
             return True
         return bool(cmd.words) and cmd.words[0].text not in _DECLARATIONS
 
+    def spend(n: int, at: int) -> None:
+        """Count ``n`` words lexed at ``at`` against the budget."""
+        if budget is not None:
+            budget.words -= n
+            if budget.words < 0:
+                raise _Exhausted(cmd.words[0].span.start if cmd.words else at)
+
     def end_word(tail: int) -> None:
         nonlocal wb
         chars = wb.chars
@@ -606,10 +627,7 @@ def split_commands(text: str, resolve: Resolver | None = None,
         words = wb.take(tail)
         wb = _WordBuilder()
         if array is not None:
-            if budget is not None:
-                budget.words -= len(words)
-                if budget.words < 0:
-                    raise _Exhausted(words[0].span.start)
+            spend(len(words), words[0].span.start if words else tail)
             array_words.extend(words)
             return
         for word in words:
@@ -617,10 +635,7 @@ def split_commands(text: str, resolve: Resolver | None = None,
 
     def one_word(word: Word, tail: int) -> None:
         nonlocal pending_redirect, heredoc_next
-        if budget is not None:
-            budget.words -= 1
-            if budget.words < 0:
-                raise _Exhausted(word.span.start)
+        spend(1, word.span.start)
         if heredoc_next:
             pending_heredoc.append((word.text, heredoc_strip))
             pending_redirect = heredoc_next = False
@@ -649,140 +664,134 @@ def split_commands(text: str, resolve: Resolver | None = None,
         last_cont = None
 
     heredoc_strip = False
-    try:
-        for ttype, value, start in _tokens(text, jump):
-            end = start + len(value)
-            if array is not None and ttype == "OP" and value == ")":
-                end_word(start)
-                cmd.arrays.append((array[0], array_words, array[1]))
-                array, array_words = None, []
+    for ttype, value, start in _tokens(text, jump):
+        end = start + len(value)
+        if array is not None and ttype == "OP" and value == ")":
+            end_word(start)
+            cmd.arrays.append((array[0], array_words, array[1]))
+            array, array_words = None, []
+            continue
+        if array is not None and ttype in ("NEWLINE", "COMMENT"):
+            end_word(start)
+            continue
+        if ttype == "OP" and value == "(" and not cmd.words and not wb.fields and wb.chars:
+            m = _ARRAY_ASSIGN.match("".join(wb.chars))
+            if m:
+                # bash array assignment: the words up to `)` are its elements
+                wb = _WordBuilder()
+                array, array_words = (m.group(1), bool(m.group(2))), []
                 continue
-            if array is not None and ttype in ("NEWLINE", "COMMENT"):
-                end_word(start)
+        if ttype == "OP" and value == "<" and not pending_redirect and not heredoc_next:
+            m = _PLACEHOLDER.match(text, start)
+            if m is not None and (start == 0 or text[start - 1] in _BEFORE_PLACEHOLDER) and \
+                    (m.end() == len(text) or text[m.end()] in _AFTER_PLACEHOLDER):
+                # `<MASTER_NODE_IP>`, `http://<HOST>:8000`: a documentation placeholder, not
+                # an input and an output redirection; read as a value nobody set, like $VAR
+                wb.add(m.group(0), start)
+                wb.unresolved.append(VarRef(m.group(1), Span(start, m.end())))
+                jump[0] = m.end()
                 continue
-            if ttype == "OP" and value == "(" and not cmd.words and not wb.fields and wb.chars:
-                m = _ARRAY_ASSIGN.match("".join(wb.chars))
-                if m:
-                    # bash array assignment: the words up to `)` are its elements
-                    wb = _WordBuilder()
-                    array, array_words = (m.group(1), bool(m.group(2))), []
-                    continue
-            if ttype == "OP" and value == "<" and not pending_redirect and not heredoc_next:
-                m = _PLACEHOLDER.match(text, start)
-                if m is not None and (start == 0 or text[start - 1] in _BEFORE_PLACEHOLDER) and \
-                        (m.end() == len(text) or text[m.end()] in _AFTER_PLACEHOLDER):
-                    # `<MASTER_NODE_IP>`, `http://<HOST>:8000`: a documentation placeholder, not
-                    # an input and an output redirection; read as a value nobody set, like $VAR
-                    wb.add(m.group(0), start)
-                    wb.unresolved.append(VarRef(m.group(1), Span(start, m.end())))
-                    jump[0] = m.end()
-                    continue
-            if ttype == "PLAIN" or ttype == "DOLLAR" or ttype == "HASH":
-                wb.add(value, start)
-            elif ttype == "WS":  # the commonest token after PLAIN: tested second
-                end_word(start)
-            elif ttype == "SQ":
-                wb.quoted = True
-                wb.mark(start)
-                if len(value) > 2:
-                    wb.add(value[1:-1], start + 1)
-            elif ttype == "DQ":
-                _double_quoted(value, start, ex, wb, split=splits())
-            elif ttype == "ANSI":
-                _ansi_quoted(value, start, wb)
-            elif ttype == "PARAM":
-                _expand(value, start, end, ex, wb, split=splits())
-            elif ttype in ("CMDSUB", "BACKTICK"):
-                split = splits()
-                wb.add(value, start)
-                # unquoted, its output is split into fields like an unknown variable's value
-                wb.unresolved.append(VarRef(value, Span(start, end), split=split))
-            elif ttype == "ESC":
-                wb.add_char(value[1], start, end)
-            elif ttype == "CONT":
-                last_cont = start
-            elif ttype == "NEWLINE":
-                end_word(start)
-                heredoc_next = False
-                if pending_heredoc:
-                    # the bodies follow this line, each up to its delimiter line
-                    pos = end
-                    for delimiter, strip in pending_heredoc:
-                        body_start = pos
-                        while pos < len(text):
-                            nl = text.find("\n", pos)
-                            line_end = len(text) if nl == -1 else nl
-                            line = text[pos:line_end].rstrip("\r")
-                            if (line.lstrip("\t") if strip else line) == delimiter:
-                                cmd.heredocs.append(Span(body_start, pos))
-                                pos = line_end + 1
-                                break
+        if ttype == "PLAIN" or ttype == "DOLLAR" or ttype == "HASH":
+            wb.add(value, start)
+        elif ttype == "WS":  # the commonest token after PLAIN: tested second
+            end_word(start)
+        elif ttype == "SQ":
+            wb.quoted = True
+            wb.mark(start)
+            if len(value) > 2:
+                wb.add(value[1:-1], start + 1)
+        elif ttype == "DQ":
+            _double_quoted(value, start, ex, wb, split=splits())
+        elif ttype == "ANSI":
+            _ansi_quoted(value, start, wb)
+        elif ttype == "PARAM":
+            _expand(value, start, end, ex, wb, split=splits())
+        elif ttype in ("CMDSUB", "BACKTICK"):
+            split = splits()
+            wb.add(value, start)
+            # unquoted, its output is split into fields like an unknown variable's value
+            wb.unresolved.append(VarRef(value, Span(start, end), split=split))
+        elif ttype == "ESC":
+            wb.add_char(value[1], start, end)
+        elif ttype == "CONT":
+            last_cont = start
+        elif ttype == "NEWLINE":
+            end_word(start)
+            heredoc_next = False
+            if pending_heredoc:
+                # the bodies follow this line, each up to its delimiter line
+                pos = end
+                for delimiter, strip in pending_heredoc:
+                    body_start = pos
+                    while pos < len(text):
+                        nl = text.find("\n", pos)
+                        line_end = len(text) if nl == -1 else nl
+                        line = text[pos:line_end].rstrip("\r")
+                        if (line.lstrip("\t") if strip else line) == delimiter:
+                            cmd.heredocs.append(Span(body_start, pos))
                             pos = line_end + 1
-                        else:
-                            cmd.heredocs.append(Span(body_start, len(text)))
-                    jump[0] = pos
-                    pending_heredoc = []
-                # `\ ` + trailing spaces + newline: the backslash escaped a space, not the newline
-                line_begin = text.rfind("\n", 0, start) + 1
-                line = text[line_begin:start].rstrip("\r")
-                stripped = line.rstrip(" \t")
-                if stripped.endswith("\\") and stripped != line and (cmd.words or cmd.assignments):
-                    bs = line_begin + len(stripped) - 1
-                    cmd.problems.append(ShellProblem(
-                        "backslash followed by whitespace is not a line continuation: the command "
-                        "ends on this line and the next line runs as a separate command",
-                        Span(bs, line_begin + len(line)),
-                        "delete the whitespace after the backslash",
-                    ))
-                if last_cont is not None and not line.strip() and (cmd.words or cmd.assignments):
-                    cmd.problems.append(ShellProblem(
-                        "line continuation followed by an empty line: the command ends here and "
-                        "the lines after it run as a separate command",
-                        Span(last_cont, last_cont + 1),
-                        "remove the empty line or the trailing backslash",
-                    ))
-                yield from end_command(end)
-            elif ttype == "OP":
-                end_word(start)
-                if value[-1] in "<>-":
-                    pending_redirect = True
-                    if value.endswith(("<<", "<<-")) and not value.endswith("<<<"):
-                        heredoc_next = True
-                        heredoc_strip = value.endswith("-")
-                    continue
-                cmd.background = value == "&"
-                yield from end_command(end)
-            elif ttype == "COMMENT":
-                end_word(start)
-            elif ttype == "BAD_QUOTE":
-                end_word(start)
-                quote = {"'": "single", '"': "double", "`": "back"}[value]
+                            break
+                        pos = line_end + 1
+                    else:
+                        cmd.heredocs.append(Span(body_start, len(text)))
+                jump[0] = pos
+                pending_heredoc = []
+            # `\ ` + trailing spaces + newline: the backslash escaped a space, not the newline
+            line_begin = text.rfind("\n", 0, start) + 1
+            line = text[line_begin:start].rstrip("\r")
+            stripped = line.rstrip(" \t")
+            if stripped.endswith("\\") and stripped != line and (cmd.words or cmd.assignments):
+                bs = line_begin + len(stripped) - 1
                 cmd.problems.append(ShellProblem(
-                    f"unbalanced {quote} quote: no closing {value} before the end of the text",
-                    Span(start, end),
-                    f"close the quote or escape it as \\{value}",
-                    swallows=True,
+                    "backslash followed by whitespace is not a line continuation: the command "
+                    "ends on this line and the next line runs as a separate command",
+                    Span(bs, line_begin + len(line)),
+                    "delete the whitespace after the backslash",
                 ))
-                wb.add(value, start)
-            elif ttype == "BAD_ESC":
-                end_word(start)
-                if cmd.words or cmd.assignments:
-                    cmd.problems.append(ShellProblem(
-                        "dangling line continuation: a backslash ends the text, so the command "
-                        "continues into nothing",
-                        Span(start, end),
-                        "remove the trailing backslash",
-                    ))
-        end_word(len(text))
-        if last_cont is not None and text[last_cont:].strip() in ("\\", "") and cmd.words:
+            if last_cont is not None and not line.strip() and (cmd.words or cmd.assignments):
+                cmd.problems.append(ShellProblem(
+                    "line continuation followed by an empty line: the command ends here and "
+                    "the lines after it run as a separate command",
+                    Span(last_cont, last_cont + 1),
+                    "remove the empty line or the trailing backslash",
+                ))
+            yield from end_command(end)
+        elif ttype == "OP":
+            end_word(start)
+            if value[-1] in "<>-":
+                pending_redirect = True
+                if value.endswith(("<<", "<<-")) and not value.endswith("<<<"):
+                    heredoc_next = True
+                    heredoc_strip = value.endswith("-")
+                continue
+            cmd.background = value == "&"
+            yield from end_command(end)
+        elif ttype == "COMMENT":
+            end_word(start)
+        elif ttype == "BAD_QUOTE":
+            end_word(start)
+            quote = {"'": "single", '"': "double", "`": "back"}[value]
             cmd.problems.append(ShellProblem(
-                "dangling line continuation: the last line ends with a backslash",
-                Span(last_cont, last_cont + 1),
-                "remove the trailing backslash",
+                f"unbalanced {quote} quote: no closing {value} before the end of the text",
+                Span(start, end),
+                f"close the quote or escape it as \\{value}",
+                swallows=True,
             ))
-        yield from end_command(len(text))
-    except _Exhausted as stop:
-        # the command being lexed is not yielded: its words are not all known
-        at = cmd.words[0].span.start if cmd.words else stop.args[0]
-        if budget is not None and budget.cut is None:
-            budget.cut = where(at) if where is not None else at
+            wb.add(value, start)
+        elif ttype == "BAD_ESC":
+            end_word(start)
+            if cmd.words or cmd.assignments:
+                cmd.problems.append(ShellProblem(
+                    "dangling line continuation: a backslash ends the text, so the command "
+                    "continues into nothing",
+                    Span(start, end),
+                    "remove the trailing backslash",
+                ))
+    end_word(len(text))
+    if last_cont is not None and text[last_cont:].strip() in ("\\", "") and cmd.words:
+        cmd.problems.append(ShellProblem(
+            "dangling line continuation: the last line ends with a backslash",
+            Span(last_cont, last_cont + 1),
+            "remove the trailing backslash",
+        ))
+    yield from end_command(len(text))

@@ -464,26 +464,26 @@ class Builder:
         # one error; the first ones are listed, the rest summed up in one finding
         over = self._over.get(code)
         if over is None:
-            self._over[code] = [len(self._findings), 1, severity, span, span]
-            self._findings.append(None)  # type: ignore[arg-type]  # the summary, made on read
+            self._over[code] = [1, severity, span, span]
             return
-        over[1] += 1
-        over[3] = span if span.start < over[3].start else over[3]
-        over[4] = span if span.start > over[4].start else over[4]
-        if severity is Severity.ERROR or over[2] is Severity.INFO:
-            over[2] = severity
+        over[0] += 1
+        over[2] = span if span.start < over[2].start else over[2]
+        over[3] = span if span.start > over[3].start else over[3]
+        if severity is Severity.ERROR or over[1] is Severity.INFO:
+            over[1] = severity
 
     @property
     def findings(self) -> list[Finding]:
-        """What the walk reported, with one summary per code past the limit."""
-        for code, (at, n, severity, first, last) in self._over.items():
-            self._findings[at] = Finding(
-                code, severity,
-                f"and {n:,} more {code} findings of this launch from here on, not listed one by "
-                f"one (the first {MAX_FINDINGS_PER_CODE} are)",
-                self.source, first,
-                related=(Related(self.source, last, "the last of them"),) if last != first else ())
-        return self._findings
+        """What the walk reported, then one summary per code past the limit."""
+        if not self._over:
+            return self._findings
+        return self._findings + [Finding(
+            code, severity,
+            f"and {n:,} more {code} findings of this launch from here on, not listed one by one "
+            f"(the first {MAX_FINDINGS_PER_CODE} are)",
+            self.source, first,
+            related=(Related(self.source, last, "the last of them"),) if last != first else ())
+            for code, (n, severity, first, last) in self._over.items()]
 
     def glued(self, word: Word, head: str, rest: str, engine: str, refusal: str,
               spelled: str | None = None) -> None:

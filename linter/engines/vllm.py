@@ -11,7 +11,6 @@ vllm-notes.md §3 and §8, vllm-versions/README.md.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from functools import cached_property
 from typing import Any
@@ -19,6 +18,7 @@ from typing import Any
 from ..findings import Finding, Severity
 from ..fixes import Fix, drop_flag, drop_flag_prefix, replace_span
 from ..launch import ENTRY_VLLM_API_SERVER, ENTRY_VLLM_SERVE, PYTHON_PROGRAM, VLLM, Launch
+from ..prepass import installs
 from ..source import Span, Word
 from .adapter import GPU_LAYOUT, HTTP_API, PARALLEL_LAYOUT, VLLM_ARGS, Bind, Engine
 from .catalog import (
@@ -89,8 +89,7 @@ def _installs_omni(text: str) -> bool:
             start = text.rfind("\n", 0, at) + 1
             end = text.find("\n", at)
             end = len(text) if end < 0 else end
-            if re.search(r"\binstall\b", text[start:end]) and \
-                    re.search(r"\b(?:pip3?|uv|pipx|poetry|conda)\b", text[start:end]):
+            if installs(text, start, end):
                 return True
             at = text.find(name, end)
     return False

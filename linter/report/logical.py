@@ -90,14 +90,15 @@ def _identity(root: Any) -> tuple[str, bool] | None:
     return None
 
 
-def _contains(node: Any, offset: int) -> bool:
-    return node.start_mark.index <= offset < max(node.end_mark.index, node.start_mark.index + 1)
-
-
 def _bounds(node: Any) -> tuple[int, int]:
-    """The offsets ``_contains`` accepts: [start, max(end, start + 1))."""
+    """The offsets a node holds: [start, max(end, start + 1)) (an empty node its first)."""
     start = node.start_mark.index
     return start, max(node.end_mark.index, start + 1)
+
+
+def _contains(node: Any, offset: int) -> bool:
+    lo, hi = _bounds(node)
+    return lo <= offset < hi
 
 
 # Above this many entries a mapping or sequence is searched by bisection: reading every entry

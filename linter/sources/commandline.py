@@ -117,9 +117,8 @@ def search_script(text: str, outer: Word | None, scope: Scope,
             for p in problems
         )
 
-    budget = scope.source.budget
-    for cmd in split_commands(text, resolve, arrays.get, defined.get, budget,
-                              None if outer is None else lambda at: span_to_file(Span(at, at)).start):
+    for cmd in split_commands(text, resolve, arrays.get, defined.get, scope.source.budget,
+                              None if outer is None else outer.cmap):
         for name, elements, appended in cmd.arrays:
             arrays[name] = (arrays.get(name, []) if appended else []) + elements
             env.pop(name)
@@ -157,8 +156,9 @@ def search_script(text: str, outer: Word | None, scope: Scope,
             continue
         local = env.view({name: EnvVar(name, None if w.unresolved else w.text, w.span)
                           for name, w in assigns})
-        result = find_launches(cmd_words, Scope(scope.source, scope.context, local, False,
-                                                scope.version_pin, scope.depth))
+        result = find_launches(cmd_words, Scope(scope.source, scope.context, env=local,
+                                                version_pin=scope.version_pin,
+                                                depth=scope.depth))
         if cmd.problems:
             # broken quoting: these words are not what the shell would run (no cascade)
             result.launches = []

@@ -412,7 +412,7 @@ def _argv(doc: Doc, node: Any, word) -> tuple[list[Word], bool]:  # type: ignore
         w = word(node)
         words: list[Word] = []
         for cmd in split_commands(w.text, budget=doc.source.budget,
-                                  where=lambda at: w.cmap.span(at, at).start):
+                                  cmap=w.cmap):
             words.extend(compose_word(x, w) for x in cmd.words)
         return words, False
     return [], True

@@ -180,7 +180,7 @@ def _env_pairs(ins: _Instruction, env: dict[str, EnvVar], source: SourceFile) ->
     from ..shell import split_commands
 
     for cmd in split_commands(ins.text, budget=source.budget,
-                              where=lambda at: ins.cmap.span(at, at).start):
+                              cmap=ins.cmap):
         for key, w in cmd.assignments:
             env[key] = EnvVar(key, w.text, w.cmap.to_span())
         for w in cmd.words:

@@ -287,7 +287,7 @@ def _argv(doc: Doc, main: Any, env: dict[str, EnvVar]) -> list[list[Word]]:
 
         out: list[list[Word]] = []
         for cmd in split_commands(script.text, resolve, budget=doc.source.budget,
-                                  where=lambda at: script.cmap.span(at, at).start):
+                                  cmap=script.cmap):
             if cmd.problems:
                 return []  # the shell's syntax error is not this module's to report
             out.append([compose_word(w, script) for w in cmd.words])

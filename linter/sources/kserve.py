@@ -165,7 +165,7 @@ def _shell_words(word: Word, env: dict[str, EnvVar], doc: Doc,
 
     out: list[Word] = []
     for cmd in split_commands(word.text, resolve, budget=doc.source.budget,
-                              where=lambda at: word.cmap.span(at, at).start):
+                              cmap=word.cmap):
         if cmd.problems:
             found.findings.extend(
                 Finding("MG003", Severity.ERROR, p.message + " (the preset runs it with eval)",

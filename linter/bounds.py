@@ -22,11 +22,25 @@ MAX_SPLIT = 1e30  # a -ts/--tensor-split proportion (float32 sums stay finite be
 MAX_PARAMS = 1e16
 
 # What one file may cost.  Past either, reading stops there with an MG001 warning at the place
-# (runner.extract_file): the largest real scripts have a few ten thousand words and a few
-# hundred launches, and each word costs microseconds and each launch a fraction of a millisecond
-# to check, so a 10 MiB file of `a a a …` (5 million words) would take over a minute.
+# (runner.extract_file): the largest real scripts have a few ten thousand words and the largest
+# real files (a rendered catalog chart, a docs page of examples) well under a hundred launches,
+# and each word costs microseconds and each launch up to a millisecond to read and check, so a
+# 10 MiB file of `a a a …` (5 million words) would take over a minute, and one of 13,000
+# Deployments 15 s.
 MAX_SHELL_WORDS = 250_000  # words lexed from one file's shell text (scripts, `sh -c`, RUN …)
-MAX_LAUNCHES = 10_000  # launches of one file that are checked
+MAX_LAUNCHES = 2_000  # launches of one file that are checked
+# Nodes of one YAML document that are composed (yamlsrc.compose_documents): each costs about
+# 270 bytes and, as a word of a command, 10 us; 9.5 MiB of `command: [a,a,…]` is 5 million nodes
+# (50 s, 2.5 GiB before this bound).  The largest real documents (a big chart's values, a
+# catalog) have a few ten thousand.
+MAX_YAML_NODES = 250_000
+
+
+def launches_full(count: int) -> bool:
+    """True once a file's readers have found more launches than are checked: a reader of many
+    parts (YAML documents, compose services, Markdown blocks) stops there, and
+    runner.extract_file reports MG001 at the first launch left out."""
+    return count > MAX_LAUNCHES
 # findings of one code that one launch's words get one by one; the rest are summed up in one
 MAX_FINDINGS_PER_CODE = 100
 

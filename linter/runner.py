@@ -10,7 +10,8 @@ import os
 from typing import TYPE_CHECKING, Callable, Mapping
 
 from .analyze import FileSet, analyze
-from .bounds import MAX_LAUNCHES, cut_findings
+from . import bounds
+from .bounds import cut_findings
 from .discover import candidates, kind_by_name, read_source
 from .findings import Finding, Severity, internal_error
 from .launch import HpaInfo, Launch, ServiceInfo
@@ -63,15 +64,16 @@ def extract_file(source: SourceFile, images: Mapping[str, str] | None = None) ->
             result = extract(source)
         result.launches.sort(key=lambda la: la.program.span.start)
         result.findings.extend(cut_findings(source))
-        if len(result.launches) > MAX_LAUNCHES:
-            first = result.launches[MAX_LAUNCHES]
+        cap = bounds.MAX_LAUNCHES
+        if len(result.launches) > cap:
+            first = result.launches[cap]
             result.findings.append(Finding(
                 "MG001", Severity.WARNING,
-                f"this file has more than {MAX_LAUNCHES:,} launches (no deployment comes close): "
+                f"this file has more than {cap:,} launches (no deployment comes close): "
                 "this one and the ones after it are not checked",
                 first.source, first.program.span,
                 hint="lint the file in parts"))
-            del result.launches[MAX_LAUNCHES:]
+            del result.launches[cap:]
         return result
     except RecursionError as exc:
         result = FileResult(source)

@@ -22,6 +22,7 @@ import re
 from functools import lru_cache
 from typing import Any, Iterator
 
+from .bounds import MAX_YAML_NODES
 from .source import CharMap, MapBuilder, Segment, Span
 from .records import dataclass
 
@@ -37,6 +38,11 @@ class YamlError(Exception):
         super().__init__(message)
         self.message = message
         self.offset = offset
+
+
+class YamlTooLarge(YamlError):
+    """A document of more nodes than are read (bounds.MAX_YAML_NODES): valid YAML, not read;
+    ``offset`` is where the document begins."""
 
 
 @dataclass(slots=True)
@@ -143,17 +149,107 @@ def _compose(cls: Any, text: str, skip: int = 0) -> Iterator[Any]:
 
 
 _DEEP_LEAD = re.compile(r"^[ \t?:\-]{%d}" % (MAX_DEPTH + 1), re.M)
+# A line `---` (then a blank or the end) at column 0 always ends what came before it.  In the
+# libyaml that ruamel.yaml.clib 0.2.15 builds (its scanner.c): yaml_parser_fetch_next_token reads
+# it as a document-start token at any flow level (column 0 is checked before the flow
+# indicators), and yaml_parser_fetch_document_indicator unrolls every block indentation; a block
+# scalar's indentation is at least 1 (yaml_parser_scan_block_scalar_breaks), a plain scalar stops
+# there (yaml_parser_scan_plain_scalar) and a quoted one fails ("found unexpected document
+# indicator").  So no collection is open across it.  (Splitting at fewer places than libyaml
+# breaks lines, e.g. not after a lone CR or at NEL, only makes a stretch longer: still a bound.)
+_DOCUMENT_START = re.compile(r"^---(?=[ \t\r\n]|\Z)", re.M)
+
+
+def _stretches(text: str) -> Iterator[tuple[int, int]]:
+    """[start, end) of each stretch of ``text`` between document-start lines (each holds whole
+    documents)."""
+    at = 0
+    for m in _DOCUMENT_START.finditer(text):
+        if m.start() > at:
+            yield at, m.start()
+        at = m.start()
+    yield at, len(text)
+
+
+def _brackets(text: str, i: int, j: int) -> int:
+    return text.count("[", i, j) + text.count("{", i, j)
+
+
+def _brackets_within(text: str, limit: int) -> bool:
+    """True when every stretch of ``text`` between document-start lines holds at most
+    ``limit`` flow brackets (then no flow collection nests deeper than ``limit``)."""
+    if _brackets(text, 0, len(text)) <= limit:
+        return True
+    return all(_brackets(text, i, j) <= limit for i, j in _stretches(text))
+
+
+def _node_bound(text: str, i: int, j: int) -> int:
+    """At least the number of nodes the documents of text[i:j] compose to.  Every node but a
+    document's root is brought in by an indicator: a block entry `- `, a `:` (a key and its
+    value), an explicit key `? `, a flow collection's `[`/`{` or `,` (an entry, perhaps a key
+    and its empty value); a root comes with `---`, `...` or the start.  Each is counted
+    wherever it appears (in a string too), so the figure only ever overshoots."""
+    c = text.count
+    entries = (c(":", i, j) + c(",", i, j) + c("[", i, j) + c("{", i, j) + c("- ", i, j)
+               + c("-\n", i, j) + c("-\t", i, j) + c("-\r", i, j) + c("? ", i, j)
+               + c("?\n", i, j))
+    return 2 * entries + c("---", i, j) + c("...", i, j) + 1
+
+
+@dataclass(slots=True)
+class Oversized:
+    start: int  # where the stretch of documents holding it begins
+    document: int  # where the document begins (its first token)
+
+
+def oversized_document(text: str, limit: int = MAX_YAML_NODES) -> Oversized | None:
+    """The first document of ``text`` that composes to more than ``limit`` nodes, else None.
+
+    The bound above first, for the whole text and then per stretch of documents; only a
+    stretch over it has its parser events counted, and the count stops one node past the
+    limit.  A stretch the parser refuses read on its own counts as not oversized (the
+    composer reports a real syntax error; this guard is one of time and memory, not of
+    safety like the nesting one).
+    """
+    if _node_bound(text, 0, len(text)) <= limit or not _loader().c_composer:
+        return None  # (without libyaml the pure composer reads on: slower, not guarded)
+    from ruamel.yaml.cyaml import CParser
+
+    for i, j in _stretches(text):
+        if _node_bound(text, i, j) <= limit:
+            continue
+        parser = CParser(text[i:j])
+        nodes = document = 0
+        try:
+            while True:
+                event = parser.get_event()
+                name = type(event).__name__
+                if name in ("ScalarEvent", "MappingStartEvent", "SequenceStartEvent"):
+                    nodes += 1
+                    if nodes > limit:
+                        return Oversized(i, i + document)
+                elif name == "DocumentStartEvent":
+                    nodes, document = 0, event.start_mark.index
+                elif name == "StreamEndEvent":
+                    break
+        except Exception:  # noqa: BLE001 - see the docstring
+            pass
+        finally:
+            parser.dispose()
+    return None
 
 
 def nesting_depth_exceeds(text: str, limit: int = MAX_DEPTH) -> int | None:
     """Offset where nesting passes ``limit`` levels, else None.
 
     A cheap upper bound first: nesting can only pass the limit with more than ``limit`` flow
-    brackets in the text, or a line led by more than ``limit`` indentation/`-`/`?`/`:`
+    brackets in one document's text, or a line led by more than ``limit`` indentation/`-`/`?`/`:`
     characters.  Only then are the parser's events counted (libyaml's parser keeps explicit
-    stacks and cannot crash; only its composer recurses).
+    stacks and cannot crash; only its composer recurses).  A file of many small documents
+    (a rendered chart) has many brackets in all but few in each: counting per document kept
+    a 9.5 MiB file of 20,000 documents from a second of event scanning.
     """
-    if text.count("[") + text.count("{") <= limit and _DEEP_LEAD.search(text) is None:
+    if _brackets_within(text, limit) and _DEEP_LEAD.search(text) is None:
         return None
     loader = _loader()
     if not loader.c_composer:
@@ -181,10 +277,21 @@ def nesting_depth_exceeds(text: str, limit: int = MAX_DEPTH) -> int | None:
 
 
 def compose_documents(text: str) -> Iterator[Any]:
-    """Yield the root node of each document; raise YamlError with the offset of a syntax error."""
+    """Yield the root node of each document; raise YamlError with the offset of a syntax error,
+    YamlTooLarge after the documents before one of more than MAX_YAML_NODES nodes."""
     deep = nesting_depth_exceeds(text)
     if deep is not None:
         raise YamlError(f"nesting deeper than {MAX_DEPTH} levels; not parsed", deep)
+    big = oversized_document(text)
+    if big is None:
+        yield from _compose_all(text)
+        return
+    yield from _compose_all(text[:big.start])  # the same offsets: a prefix
+    raise YamlTooLarge(f"this YAML document has more than {MAX_YAML_NODES:,} nodes",
+                       big.document)
+
+
+def _compose_all(text: str) -> Iterator[Any]:
     loader = _loader()
     done = 0
     try:

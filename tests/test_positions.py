@@ -280,3 +280,33 @@ def test_flow_colon_fallback_keeps_a_depth_guard() -> None:
         list(compose_documents(deep))
     shallow = "a: " + "[" * 50 + "x:y" + "]" * 50 + "\n"
     assert len(list(compose_documents(shallow))) == 1
+
+
+def test_nesting_guard_counts_brackets_per_document(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rendered chart has more brackets than the depth limit in all but few in each document:
+    the cheap bound holds per document (no event scan); a deep document after many shallow ones
+    is still refused, at its own place; a `---` inside a quoted scalar splits nothing that
+    libyaml would read on (it fails there)."""
+    from mgpu_lint import yamlsrc
+
+    scans: list[int] = []
+    real = yamlsrc._loader
+
+    def counting() -> object:
+        scans.append(1)
+        return real()
+
+    monkeypatch.setattr(yamlsrc, "_loader", counting)
+    many = "---\n".join(f"a{i}: {{b: [1, {{c: [2]}}]}}\n" for i in range(600))  # 2,400 brackets
+    assert yamlsrc.nesting_depth_exceeds(many) is None
+    assert scans == []
+    depth = yamlsrc.MAX_DEPTH + 5
+    deep = many + "---\nz: " + "[" * depth + "]" * depth + "\n"
+    at = yamlsrc.nesting_depth_exceeds(deep)
+    assert at is not None and at > len(many)
+    assert deep[at] == "["
+    # 600 documents' brackets and then one document of more than the limit, all in one stretch
+    # because `---` is indented (no document start): refused by the event scan, not skipped
+    one = "x: |\n" + "".join(f"  a{i}: {{b: [1, {{c: [2]}}]}}\n ---\n" for i in range(600))
+    scans.clear()
+    assert yamlsrc.nesting_depth_exceeds(one) is None and scans == [1]

@@ -48,7 +48,7 @@ def test_the_budget_is_the_files_across_its_texts(capsys, tmp_path, monkeypatch)
 
 
 def test_launches_past_the_limit_are_not_checked(capsys, tmp_path, monkeypatch):
-    monkeypatch.setattr(runner, "MAX_LAUNCHES", 3)
+    monkeypatch.setattr(bounds, "MAX_LAUNCHES", 3)
     script = tmp_path / "run.sh"
     script.write_text("".join(f"vllm serve {MODEL} --port 800{i}\n" for i in range(5))
                       + "vllm serve meta-llama/Llama-3.1-70B-Instruct -tp 3\n")
@@ -70,3 +70,109 @@ def test_findings_of_one_code_past_the_limit_are_summed_up(capsys, tmp_path):
     col = len(f"vllm serve {MODEL} ") + sum(len(f"w{i} ") for i in range(100)) + 1
     assert summary["range"]["start"] == {"line": 1, "column": col}
     assert summary["related"][0]["message"] == "the last of them"
+
+
+def _where(found: list[dict]) -> list[tuple[str, int]]:
+    """Code and line of the findings about reading (MG001, MG002) and of the one an unknown
+    flag gets (MG004): what shows which parts of a file were read."""
+    return [(f["code"], f["range"]["start"]["line"]) for f in found
+            if f["code"] in ("MG001", "MG002", "MG004")]
+
+
+def _pod(i: int, args: str = "") -> str:
+    return (f"apiVersion: v1\nkind: Pod\nmetadata: {{name: p{i}}}\nspec:\n  containers:\n"
+            f"  - name: c\n    image: vllm/vllm-openai:v0.30.0\n"
+            f"    command: [vllm, serve, {MODEL}, --port, '80{i}0'{args}]\n"
+            f"    resources: {{limits: {{nvidia.com/gpu: 1}}}}\n")
+
+
+def test_yaml_documents_past_the_launch_limit_are_not_read(capsys, tmp_path, monkeypatch):
+    """Documents are read as they are composed: past the limit the rest of the file is not
+    even composed, so a syntax error there is not reported either."""
+    monkeypatch.setattr(bounds, "MAX_LAUNCHES", 3)
+    pods = tmp_path / "pods.yaml"
+    pods.write_text("---\n".join(_pod(i) for i in range(5)) + "---\nkind: [\n")
+    found = _findings(capsys, pods)
+    assert _where(found) == [("MG001", 38)]  # the fourth pod's command
+    assert "more than 3 launches" in [f for f in found if f["code"] == "MG001"][0]["message"]
+    monkeypatch.setattr(bounds, "MAX_LAUNCHES", 10)
+    assert [c for c, _ in _where(_findings(capsys, pods))] == ["MG002"]
+
+
+def test_compose_services_and_markdown_blocks_past_the_launch_limit(capsys, tmp_path,
+                                                                    monkeypatch):
+    monkeypatch.setattr(bounds, "MAX_LAUNCHES", 2)
+    compose = tmp_path / "compose.yaml"
+    compose.write_text("services:\n" + "".join(
+        f"  s{i}:\n    image: vllm/vllm-openai:v0.30.0\n    command: serve {MODEL} --port 80{i}0\n"
+        for i in range(4)))
+    found = _findings(capsys, compose)
+    assert _where(found) == [("MG001", 9)]
+    doc = tmp_path / "README.md"
+    doc.write_text("".join(f"# {i}\n\n```bash\nvllm serve {MODEL} --port 80{i}0\n```\n\n"
+                           for i in range(3)) + "```bash\nvllm serve m -tp 3\n```\n")
+    found = _findings(capsys, doc)
+    assert _where(found) == [("MG001", 16)]
+
+
+def test_a_yaml_document_of_too_many_nodes_is_not_read(capsys, tmp_path):
+    """The documents before it are read; it and the ones after are not (one MG001 where it
+    begins), however they are written."""
+    n = bounds.MAX_YAML_NODES
+    big = tmp_path / "big.yaml"
+    big.write_text(_pod(1, ", --tensr-parallel-size, '2'") + "---\n" + _pod(2, ", x" * n)
+                   + "---\n" + _pod(3, ", --tensr-parallel-size, '2'"))
+    found = _findings(capsys, big)
+    assert _where(found) == [
+        ("MG004", 8), ("MG001", 10)]
+    assert [f for f in found if f["code"] == "MG001"][0]["message"].startswith("this YAML document has more than 250,000 nodes")
+    # block style: one node a line
+    block = tmp_path / "block.yaml"
+    block.write_text("services:\n  s:\n    image: vllm/vllm-openai:v0.30.0\n    command:\n"
+                     + "      - a\n" * n)
+    assert _where(_findings(capsys, block)) == [
+        ("MG001", 1)]
+    # as many characters that are only a string: read
+    one = tmp_path / "one.yaml"
+    one.write_text(_pod(1, ", --tensr-parallel-size, '2'") + "    env: [{name: X, value: '"
+                   + "a:b," * n + "'}]\n")
+    assert [c for c, _ in _where(_findings(capsys, one))] == ["MG004"]
+
+
+def test_the_node_bound_is_never_below_the_nodes_composed():
+    """yamlsrc._node_bound overshoots, never undershoots, on every YAML fixture and on
+    stretches cut from them."""
+    from pathlib import Path
+
+    from ruamel.yaml.cyaml import CParser
+    from mgpu_lint import yamlsrc
+
+    def nodes(text: str) -> list[int]:
+        parser, counts = CParser(text), []
+        try:
+            while True:
+                name = type(parser.get_event()).__name__
+                if name == "DocumentStartEvent":
+                    counts.append(0)
+                elif name in ("ScalarEvent", "MappingStartEvent", "SequenceStartEvent"):
+                    counts[-1] += 1
+                elif name == "StreamEndEvent":
+                    return counts
+        except Exception:  # noqa: BLE001 - the fixtures of invalid YAML
+            return []
+        finally:
+            parser.dispose()
+
+    root = Path(__file__).parent.parent / "fixtures"
+    checked = 0
+    for path in sorted(root.rglob("*.y*ml")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        for i, j in yamlsrc._stretches(text):
+            for count in nodes(text[i:j]):
+                assert count <= yamlsrc._node_bound(text, i, j), path
+                checked += 1
+    assert checked > 200
+    tricky = ["a", "[]", "{}", "[a, b: c, {d}]", "? a\n: b\n", "- - - a\n", "a: &x [1]\nb: *x\n",
+              "--- a\n... \n--- b\n", "{a, b, c}", "k: |\n  x\n  y\n", "- {a: [b, {c: d}]}\n"]
+    for text in tricky:
+        assert sum(nodes(text)) <= yamlsrc._node_bound(text, 0, len(text)), text

@@ -6,13 +6,15 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from ..findings import Finding, Severity
 from ..launch import Context, HpaInfo, Launch, Located, ServiceInfo
+from ..bounds import launches_full
 from ..source import SourceFile, Span
 from ..prepass import without_crds
 from ..versions import pip_pin_pattern
-from ..yamlsrc import YamlError, compose_documents
+from ..yamlsrc import YamlError, YamlTooLarge, compose_documents
 from .commandline import Found, Scope, search_script
 from .compose import extract_compose, is_compose
 from .kserve import (
@@ -127,45 +129,30 @@ def extract_yaml(doc: Doc, result: FileResult, syntax_errors: bool = True) -> No
         if syntax_errors:
             _helm_finding(doc, result, bare.start() + bare.group(0).rfind("{{"))
         return
-    roots: list = []
     kserve_before = len(result.kserve)
     error: YamlError | None = None
+    composed = compose_documents(without_crds(doc.text))
     try:
-        for root in compose_documents(without_crds(doc.text)):
-            roots.append(root)
+        # each document is read as it is composed (not all composed first): a file of more
+        # launches than are checked stops being read there (bounds.launches_full)
+        for index, root in enumerate(composed):
+            _read_document(doc, index, root, found, result)
+            if launches_full(len(result.launches) + len(found.launches)):
+                break
     except YamlError as exc:
         error = exc
-    for index, root in enumerate(roots):
-        if is_joinable(root):
-            # a KServe runtime is read on its own here and joined to the InferenceServices
-            # that run it once every file is read (join_kserve)
-            obj = KObject(doc, root)
-            result.kserve.append(obj)
-            before = len(found.launches)
-            extract_object(doc, root, found, result.services, result.hpas, result.ignores)
-            obj.launches = found.launches[before:]
-            continue
-        if is_llmisvc_config(root):
-            # a KServe config template, read with its actions unknown (kserve.py), and kept
-            # for the LLMInferenceServices whose baseRefs name it (join_kserve)
-            obj = KObject(doc, root)
-            result.kserve.append(obj)
-            before = len(found.launches)
-            if not extract_llmisvc_config(doc, root, index, found, result.services,
-                                          result.hpas, result.ignores, obj):
-                extract_object(doc, root, found, result.services, result.hpas, result.ignores)
-            obj.launches = found.launches[before:]
-            continue
-        if is_kubernetes(root):
-            extract_object(doc, root, found, result.services, result.hpas, result.ignores)
-        elif is_compose(root):
-            extract_compose(doc, root, found)
-        elif is_stack_values(root):
-            # vLLM production-stack Helm values (sources/prodstack.py)
-            extract_stack_values(doc, root, found)
-        elif is_kubeai_models_values(root):
-            # the KubeAI models chart's catalog (sources/operators.py)
-            extract_kubeai_models_values(doc, root, found)
+    finally:
+        composed.close()
+    if isinstance(error, YamlTooLarge):
+        if syntax_errors:
+            offset = min(error.offset, len(doc.text))
+            result.findings.append(Finding(
+                "MG001", Severity.WARNING,
+                f"{error.message} (no deployment's document comes close): it and the rest of "
+                "the file are not read",
+                doc.source, _to_file(doc, offset, min(offset + 1, len(doc.text))),
+                hint="lint the part of the file that launches the engine on its own"))
+        error = None
     if error is not None:
         exc = error
         helm = _helm_marker(doc.text)
@@ -188,6 +175,41 @@ def extract_yaml(doc: Doc, result: FileResult, syntax_errors: bool = True) -> No
             _to_file(doc, offset, min(offset + 1, len(doc.text))),
         ))
     _add(result, found, None)
+
+
+def _read_document(doc: Doc, index: int, root: Any, found: Found, result: FileResult) -> None:
+    """One composed YAML document of ``doc``: its launches into ``found``, its Services, HPAs,
+    ignores and KServe objects into ``result``."""
+    if is_joinable(root):
+        # a KServe runtime is read on its own here and joined to the InferenceServices
+        # that run it once every file is read (join_kserve)
+        obj = KObject(doc, root)
+        result.kserve.append(obj)
+        before = len(found.launches)
+        extract_object(doc, root, found, result.services, result.hpas, result.ignores)
+        obj.launches = found.launches[before:]
+        return
+    if is_llmisvc_config(root):
+        # a KServe config template, read with its actions unknown (kserve.py), and kept
+        # for the LLMInferenceServices whose baseRefs name it (join_kserve)
+        obj = KObject(doc, root)
+        result.kserve.append(obj)
+        before = len(found.launches)
+        if not extract_llmisvc_config(doc, root, index, found, result.services,
+                                      result.hpas, result.ignores, obj):
+            extract_object(doc, root, found, result.services, result.hpas, result.ignores)
+        obj.launches = found.launches[before:]
+        return
+    if is_kubernetes(root):
+        extract_object(doc, root, found, result.services, result.hpas, result.ignores)
+    elif is_compose(root):
+        extract_compose(doc, root, found)
+    elif is_stack_values(root):
+        # vLLM production-stack Helm values (sources/prodstack.py)
+        extract_stack_values(doc, root, found)
+    elif is_kubeai_models_values(root):
+        # the KubeAI models chart's catalog (sources/operators.py)
+        extract_kubeai_models_values(doc, root, found)
 
 
 def join_kserve(results: list[FileResult]) -> tuple[list[Finding], set[int]]:

@@ -18,6 +18,7 @@ import re
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from .. import safeio
+from ..bounds import launches_full
 from ..findings import Finding
 from ..launch import Context, EnvVar, GpuRequest, Located, Port
 from ..shell import split_commands
@@ -214,6 +215,8 @@ def extract_compose(doc: Doc, root: Any, found: Found) -> None:
     if unread is not None:
         found.findings.append(unread)
     for name, name_node, service in pairs(get(root, "services")):
+        if launches_full(len(found.launches)):
+            break  # runner.extract_file says where reading stopped
         if is_map(service):
             _service(doc, name, name_node, service, variables, found)
 

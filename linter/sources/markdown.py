@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from ..bounds import launches_full
 from ..catalog import knowledge
 from ..launch import Context, Located
 from ..source import CharMap, MapBuilder, SourceFile, Span, Word
@@ -222,6 +223,8 @@ def extract_markdown(source: SourceFile, result: "FileResult") -> None:
         scanned = close + 1
         if not lines:
             continue
+        if launches_full(len(result.launches)):
+            break  # runner.extract_file says where reading stopped
         before = len(result.launches)
         _read_block(source, result, lang, lines, lines_, offsets, fence, heading, host)
         # YAML (a compose file in a block, a here-document) is on the block's host too

@@ -48,6 +48,11 @@ def _excerpt(src, line: int, col0: int, col1: int) -> tuple[str, int, int]:  # t
 
 def _expand_tabs(line: str, col0: int, col1: int) -> tuple[str, int, int]:
     """Tabs in the shown line become spaces, and caret columns follow them."""
+    if "\t" not in line:
+        # every column maps to itself; a column outside [0, len] to the line's width, as below
+        n = len(line)
+        c1 = min(col1, n)
+        return line, col0 if 0 <= col0 <= n else n, c1 if 0 <= c1 else n
     out = []
     pos = {}
     width = 0

@@ -915,13 +915,15 @@ def rebased(doc: Doc, joined: SourceFile, start: int) -> Doc:
 def _model_flag(word: Word, doc: Doc, uri: Any, previous: str | None = None) -> Word:
     """The runtime's ``--model=/mnt/models`` with the repo of the ``hf://`` uri as its value:
     the flag's characters stay the runtime's, the value's are the uri's.  A ``/mnt/models``
-    word after ``serve`` or ``--model`` is the uri's repo."""
-    repo = _model_word(doc, uri)
+    word after ``serve`` or ``--model`` is the uri's repo.  Any other word is returned as it
+    is, without reading the uri (one launch's dozen words each mapped its characters again)."""
     if word.text == MODEL_DIR and previous in ("serve", "--model"):
+        repo = _model_word(doc, uri)
         return Word(repo.text, repo.cmap, word.quoted, repo.unresolved)
     head = "--model="
     if word.text != head + MODEL_DIR:
         return word
+    repo = _model_word(doc, uri)
     cm = word.cmap
     starts = [cm.start(i) for i in range(len(head))] + [repo.cmap.start(i)
                                                           for i in range(len(repo.text))]

@@ -36,6 +36,7 @@ from .commandline import (
 )
 from .yamlnodes import (
     Doc,
+    Keys,
     get,
     get_str,
     is_map,
@@ -226,8 +227,9 @@ def _service(doc: Doc, name: str, name_node: Any, svc: Any, variables: dict[str,
     def word(node: Any) -> Word:
         return interpolate(doc, node, variables)
 
+    keys = Keys(svc)  # the service's keys, its merge keys' (`<<: *defaults`) resolved once
     env: dict[str, EnvVar] = {}
-    environment = get(svc, "environment")
+    environment = keys.get("environment")
     if is_map(environment):
         for key, key_node, value in pairs(environment):
             if is_scalar(value) and value.tag != "tag:yaml.org,2002:null" and value.value != "":
@@ -243,13 +245,13 @@ def _service(doc: Doc, name: str, name_node: Any, svc: Any, variables: dict[str,
             key, eq, value = w.text.partition("=")
             env[key] = EnvVar(key, value if eq and not w.unresolved else None,
                               w.sub(len(key) + 1) if eq else w.span)
-    built, built_at = _built_image(doc, get(svc, "build"), word, found) or (None, None)
+    built, built_at = _built_image(doc, keys.get("build"), word, found) or (None, None)
     if built is not None:
         # the image's ENV is the container's environment under the service's `environment:`
         env = {**{k: EnvVar(k, v, built_at) for k, v in built.env.items()}, **env}
-    gpus = _gpus(doc, svc, word)
-    ipc = get(svc, "ipc")
-    shm_size = get(svc, "shm_size")
+    gpus = _gpus(doc, keys, word)
+    ipc = keys.get("ipc")
+    shm_size = keys.get("shm_size")
     shm: Located | None = None
     shm_bytes: int | None = None
     if is_scalar(ipc) and ipc.value == "host":
@@ -258,7 +260,7 @@ def _service(doc: Doc, name: str, name_node: Any, svc: Any, variables: dict[str,
         shm_bytes = parse_size(word(shm_size).text)
         shm = Located(f"shm_size: {shm_size.value}", doc.span(shm_size), doc.source)
     ports: list[Port] = []
-    for p in items(get(svc, "ports")):
+    for p in items(keys.get("ports")):
         if is_scalar(p):
             # interpolated first (`${P:-8008}:${P:-8008}` is 8008:8008); a port left as a
             # variable nobody sets matches no port
@@ -275,10 +277,10 @@ def _service(doc: Doc, name: str, name_node: Any, svc: Any, variables: dict[str,
             ports.append(Port(int(target.text) if target and target.text.isdigit() else None,
                               published is not None, ip, doc.span(p), "compose ports",
                               unresolved=target is not None and bool(target.unresolved)))
-    nm = get(svc, "network_mode")
+    nm = keys.get("network_mode")
     host_network = (Located("network_mode: host", doc.span(nm), doc.source)
                     if is_scalar(nm) and nm.value == "host" else None)
-    image_node = get(svc, "image")
+    image_node = keys.get("image")
     image = None
     if built is not None:
         # with `build:`, `image:` only names what the build makes; what runs is the build
@@ -286,8 +288,8 @@ def _service(doc: Doc, name: str, name_node: Any, svc: Any, variables: dict[str,
     elif is_scalar(image_node):
         iw = word(image_node)
         image = Located(iw.text, iw.span, doc.source)
-    probes = ("healthcheck",) if is_map(get(svc, "healthcheck")) and \
-        get_str(svc, "healthcheck", "disable") != "true" else ()
+    probes = ("healthcheck",) if is_map(keys.get("healthcheck")) and \
+        keys.get_str("healthcheck", "disable") != "true" else ()
     ctx = Context(
         kind="compose",
         container_name=Located(name, doc.span(name_node), doc.source),
@@ -306,8 +308,8 @@ def _service(doc: Doc, name: str, name_node: Any, svc: Any, variables: dict[str,
     pin = Located(built.pin, built_at, doc.source) \
         if built is not None and built.pin is not None else None
     scope = Scope(doc.source, ctx, env=env, version_pin=pin)
-    entrypoint = get(svc, "entrypoint")
-    command = get(svc, "command")
+    entrypoint = keys.get("entrypoint")
+    command = keys.get("command")
     ep_words, ep_list = _argv(doc, entrypoint, word)
     cmd_words, cmd_list = _argv(doc, command, word)
     list_form = (entrypoint is None or ep_list) and (command is None or cmd_list)
@@ -421,8 +423,8 @@ def _argv(doc: Doc, node: Any, word) -> tuple[list[Word], bool]:  # type: ignore
     return [], True
 
 
-def _gpus(doc: Doc, svc: Any, word: Callable[[Any], Word]) -> GpuRequest | None:
-    for dev in items(get(svc, "deploy", "resources", "reservations", "devices")):
+def _gpus(doc: Doc, svc: Keys, word: Callable[[Any], Word]) -> GpuRequest | None:
+    for dev in items(svc.get("deploy", "resources", "reservations", "devices")):
         caps = [c.value for c in items(get(dev, "capabilities")) if is_scalar(c)]
         driver = get_str(dev, "driver")
         if "gpu" not in caps and driver not in ("nvidia", "amd"):
@@ -439,7 +441,7 @@ def _gpus(doc: Doc, svc: Any, word: Callable[[Any], Word]) -> GpuRequest | None:
                               driver or "nvidia", device_ids=id_list)
         # no count and no device_ids: all GPUs of the host
         return GpuRequest(None, "compose devices (all GPUs)", doc.span(dev), driver or "nvidia")
-    gpus = get(svc, "gpus")
+    gpus = svc.get("gpus")
     if is_scalar(gpus):
         v = word(gpus).text.strip()
         return GpuRequest(int(v) if v.isdigit() else None, "compose gpus", doc.span(gpus))

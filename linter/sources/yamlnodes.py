@@ -110,9 +110,11 @@ def get(node: Any, *path: str) -> Any:
 class Keys:
     """A mapping node's keys indexed once, for a caller that looks up many of them (a
     container's dozen fields): ``keys.get(k)`` is ``get(node, k)`` without a scan of the pairs
-    per key.  A non-mapping indexes as empty."""
+    per key.  A non-mapping indexes as empty.  With a merge key, the merged mappings' pairs are
+    indexed too, once, at the first key the node's own pairs do not hold (a compose service's
+    `<<: [*gpu, *common]` was walked again for each of its dozen absent keys)."""
 
-    __slots__ = ("node", "index")
+    __slots__ = ("node", "index", "merged")
 
     def __init__(self, node: Any) -> None:
         self.node = node
@@ -120,14 +122,16 @@ class Keys:
         self.index: dict[str, Any] = (
             {k.value: v for k, v in node.value if type(k).__name__ == "ScalarNode"}
             if is_map(node) else {})
+        self.merged: dict[str, Any] | None = None
 
     def get(self, key: str, *path: str) -> Any:
         found = self.index.get(key)
         if found is None and "<<" in self.index:
-            # a merge key: the merged mappings' pairs, as `get` reads them
-            for k, _, v in pairs(self.node):
-                if k == key:
-                    found = v
+            # a merge key: the last of the pairs `get` reads (merged mappings' first, then the
+            # node's own) that has the key
+            if self.merged is None:
+                self.merged = {k: v for k, _, v in pairs(self.node)}
+            found = self.merged.get(key)
         return get(found, *path) if path else found
 
     def get_str(self, key: str, *path: str) -> str | None:

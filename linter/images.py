@@ -149,8 +149,28 @@ def custom_entry(ref: str) -> str | None:
     return None
 
 
+# lookup() of the references seen last, by (reference, the `[images]` table in force): its
+# answer depends on nothing else (images.json is read once) and ImageEntry is frozen, so a hit
+# is the same answer.  A file of many launches names the same few images, each looked up by
+# several readers and rules.  Cleared when full, so it never grows with a run.
+_LOOKUPS: dict[tuple[str, tuple[tuple[str, str], ...]], ImageEntry | None] = {}
+_LOOKUPS_MAX = 256
+
+
 def lookup(ref: str) -> ImageEntry | None:
     """The engine an image runs with no command given, or None for images we do not know."""
+    key = (ref, _CUSTOM.get())
+    try:
+        return _LOOKUPS[key]
+    except KeyError:
+        pass
+    if len(_LOOKUPS) >= _LOOKUPS_MAX:
+        _LOOKUPS.clear()
+    hit = _LOOKUPS[key] = _lookup(ref)
+    return hit
+
+
+def _lookup(ref: str) -> ImageEntry | None:
     custom = custom_entry(ref)
     image = parse_image(ref)
     if custom is not None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from .. import safeio
 from ..bounds import launches_full
@@ -132,6 +132,27 @@ def _interpolations(text: str) -> Iterator[tuple[int, int, str | None, str | Non
                 pos = m.end()
 
 
+# _interpolations of the short texts seen last: a compose file writes the same values in every
+# service (`--tensor-parallel-size=${GPUS:-1}`, `${MODEL}`), and the matches depend on the text
+# alone.  Only texts up to _SCANNED_MAX characters are kept (a long value's matches are read
+# again, never held), and the table is cleared when full, so it never grows with a file.
+_SCANNED: dict[str, tuple[tuple[int, int, str | None, str | None, str | None], ...]] = {}
+_SCANNED_MAX = 1024
+_SCANNED_LEN = 256
+
+
+def _matches(text: str) -> Iterable[tuple[int, int, str | None, str | None, str | None]]:
+    """``_interpolations(text)``, from the table when the text is short."""
+    if len(text) > _SCANNED_LEN:
+        return _interpolations(text)
+    hit = _SCANNED.get(text)
+    if hit is None:
+        if len(_SCANNED) >= _SCANNED_MAX:
+            _SCANNED.clear()
+        hit = _SCANNED[text] = tuple(_interpolations(text))
+    return hit
+
+
 def is_compose(root: Any) -> bool:
     return is_map(root) and is_map(get(root, "services")) and get(root, "kind") is None
 
@@ -186,7 +207,7 @@ def _interpolate(doc: Doc, node: Any, variables: dict[str, str]) -> Word:
         chars.append(text[i:j])
         places.extend(cm, i, j)
 
-    for start, end, name, op, default_ in _interpolations(text):
+    for start, end, name, op, default_ in _matches(text):
         copy(pos, start)
         s, e = cm.start(start), cm.end(end - 1)
         pos = end

@@ -175,7 +175,10 @@ def _templates(text: str) -> Iterator[tuple[int, int]]:
 def with_template_refs(word: Word) -> Word:
     """A word holding `{{ … }}` (a Helm/Go/Jinja template left in a string) has no value the
     linter can know: each template is listed as unresolved, like a variable."""
-    if "{" not in word.text:
+    text = word.text
+    # a template opens with `{{` or `{%` (_templates finds nothing without one): a compose
+    # word's own `${VAR}` left unresolved holds a `{`, not a template
+    if "{" not in text or ("{{" not in text and "{%" not in text):
         return word
     refs = tuple(VarRef(word.text[start:end], word.sub(start, end))
                  for start, end in _templates(word.text))

@@ -443,6 +443,27 @@ def _words_script(make: Callable[[int], str]) -> Case:
     return case
 
 
+def _full_file(name: str, make: Callable[[int], str]) -> Case:
+    """A file ``name`` of ``make(n)``, about n characters (9.5 MiB at full scale): one of
+    the shapes whose parts each cost little and whose count had no bound."""
+    def case(d: Path, scale: float) -> list[str]:
+        (d / name).write_text(make(max(20_000, int(FULL * scale))))
+        return [name]
+    return case
+
+
+def _documents(make: Callable[[int], str]) -> Callable[[int], str]:
+    """YAML documents ``make(i)`` up to about n characters."""
+    def text(n: int) -> str:
+        one = len(make(0)) + 4
+        return "---\n".join(make(i) for i in range(max(1, n // one)))
+    return text
+
+
+_SERVICE = ("apiVersion: v1\nkind: Service\nmetadata: {{name: vllm-{i}, labels: {{app: vllm}}}}\n"
+            "spec: {{selector: {{app: vllm}}, ports: [{{port: 80, targetPort: 8000}}]}}\n")
+
+
 def many_gpu_count_fixes(d: Path, scale: float) -> list[str]:
     """Deployments whose GPU count MG101 offers to fix, after a long ConfigMap: each fix split
     the whole file into lines again, quadratic."""
@@ -648,4 +669,23 @@ CASES: dict[str, Case] = {
     "many-gpu-count-fixes": many_gpu_count_fixes,
     "many-inference-services": many_inference_services,
     "many-compose-services": many_compose_services,
+    # 9.5 MiB of small parts: a launch each (read up to bounds.MAX_LAUNCHES), a YAML node each
+    # (a document is composed up to bounds.MAX_YAML_NODES), or neither (documents that name
+    # the engine and launch nothing: read to the end)
+    "many-documents-of-launches": _full_file("deploy.yaml", _documents(
+        lambda i: deployment(["meta-llama/Llama-3.1-8B-Instruct", "-tp", "2"]).replace(
+            "name: hostile", f"name: engine-{i}"))),
+    "many-documents-naming-the-engine": _full_file(
+        "services.yaml", _documents(lambda i: _SERVICE.format(i=i))),
+    "many-compose-services-full-size": _full_file("compose.yaml", lambda n: "services:\n" + "".join(
+        f"  engine-{i}:\n    image: vllm/vllm-openai:v0.30.0\n"
+        f"    command: [meta-llama/Llama-3.1-8B-Instruct, -tp, '2']\n" for i in range(n // 112))),
+    "many-fences": _full_file("README.md", lambda n: (
+        "```bash\nvllm serve meta-llama/Llama-3.1-8B-Instruct -tp 2\n```\n\n") * (n // 62)),
+    "yaml-flow-list-of-short-words": _full_file("compose.yaml", lambda n: (
+        "services:\n  s:\n    image: vllm/vllm-openai:v0.30.0\n    command: ["
+        + "a," * (n // 2) + "a]\n")),
+    "yaml-block-list-of-short-words": _full_file("deploy.yaml", lambda n: deployment(
+        ["meta-llama/Llama-3.1-8B-Instruct"]).replace(
+            "          args:\n", "          args:\n" + "            - a\n" * (n // 16), 1)),
 }

@@ -5,6 +5,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Iterator
+from functools import lru_cache
 
 from mgpu_lint.deployment import Deployment
 from mgpu_lint.engines.adapter import GPU_LAYOUT, HTTP_API, LLAMA_ARGS, PARALLEL_LAYOUT
@@ -251,6 +252,28 @@ def _short(x: float) -> str:
     return fixed(x, 3).rstrip("0").rstrip(".")
 
 
+@lru_cache(maxsize=256, typed=True)
+def _cold_start(params: float, bits: float) -> tuple[float, float, tuple[str, ...]]:
+    """MG703's weight bytes, cold start from the Hub and math lines for a model of ``params``
+    parameters at ``bits`` bits: they depend on those two values alone (the rates and times are
+    constants), so every launch of one model shares them instead of formatting 18 numbers
+    again.  Keyed on the values and their types (``typed``), as the finding's data keeps the
+    product's type."""
+    size = weights_bytes(params, bits)
+    hub = example_cold_start(size, HUB_DOWNLOAD_BYTES_PER_S)
+    math = [(f"weights: {_short(params / 1e9)}e9 parameters × "
+            f"{fixed(bits, 1)} bits / 8 = {fixed(size / 1e9, 1)} GB")]
+    for name, rate in (LOAD_SOURCES[0], LOAD_SOURCES[2]):
+        load = load_time(size, rate)
+        math.append(f"{name}: {fixed(size / 1e9, 1)} GB / {_short(rate / 1e9)} GB/s = "
+                    f"{fixed(load, 1)} s load, {fixed(START_SECONDS, 0)} + {fixed(load, 1)} + "
+                    f"{fixed(WARMUP_SECONDS, 0)} = {fixed(example_cold_start(size, rate), 1)} s "
+                    "cold start")
+    math.append(f"start {fixed(START_SECONDS, 0)} s and warm-up {fixed(WARMUP_SECONDS, 0)} s "
+                "and the rates are assumed figures (linter/sizing/operations.py): measure your own")
+    return size, hub, tuple(math)
+
+
 @rule("MG703", "cold-start-download", Severity.INFO,
       "the model is downloaded at every start: no cache volume")
 def cold_start_download(d: Deployment) -> Iterator[Finding]:
@@ -299,18 +322,11 @@ def cold_start_download(d: Deployment) -> Iterator[Finding]:
             if kind.value not in EPHEMERAL_VOLUMES:
                 return
             ephemeral = f"the {kind.value} volume at {mount}"
-    size = weights_bytes(d.model.shape.params, d.model.weights.bits)
-    hub = example_cold_start(size, HUB_DOWNLOAD_BYTES_PER_S)
-    math = [(f"weights: {_short(d.model.shape.params / 1e9)}e9 parameters × "
-            f"{fixed(d.model.weights.bits, 1)} bits / 8 = {fixed(size / 1e9, 1)} GB")]
-    for name, rate in (LOAD_SOURCES[0], LOAD_SOURCES[2]):
-        load = load_time(size, rate)
-        math.append(f"{name}: {fixed(size / 1e9, 1)} GB / {_short(rate / 1e9)} GB/s = "
-                    f"{fixed(load, 1)} s load, {fixed(START_SECONDS, 0)} + {fixed(load, 1)} + "
-                    f"{fixed(WARMUP_SECONDS, 0)} = {fixed(example_cold_start(size, rate), 1)} s "
-                    "cold start")
-    math.append(f"start {fixed(START_SECONDS, 0)} s and warm-up {fixed(WARMUP_SECONDS, 0)} s "
-                "and the rates are assumed figures (linter/sizing/operations.py): measure your own")
+    params, bits = d.model.shape.params, d.model.weights.bits
+    try:
+        size, hub, math = _cold_start(params, bits)
+    except TypeError:  # a value that cannot be hashed (none today): computed each time
+        size, hub, math = _cold_start.__wrapped__(params, bits)
     where = f"{ephemeral} dies with the pod" if ephemeral else \
         f"no persistent volume holds its cache {path}" + (
             f", set by {origin}" if origin != DEFAULT_CACHE else "")
@@ -323,7 +339,7 @@ def cold_start_download(d: Deployment) -> Iterator[Finding]:
         d.source, d.model.span or d.program_span,
         hint=f"mount a PersistentVolumeClaim at {path}, or serve the weights from a path baked "
              "into the image or a volume",
-        math=tuple(math), related=related,
+        math=math, related=related,
         data={"bytes": size, "cold_start_s": hub, "cache_dir": path},
     )
 

@@ -135,16 +135,20 @@ def gpu_count_mismatch(d: Deployment) -> Iterator[Finding]:
         return
     have, origin, have_span = g.count, g.count_origin, g.count_span
     device_ids = d.inv.device_ids
-    if device_ids.given and device_ids.known and isinstance(device_ids.value, list) \
-            and device_ids.value and device_ids.span is not None:
+    listed = device_ids.given and device_ids.known and isinstance(device_ids.value, list) \
+        and device_ids.value and device_ids.span is not None
+    if listed:
         have = min(have, len(device_ids.value))
+    need = lay.gpus_per_node
+    if need == have:
+        return  # the node shows the GPUs the layout uses (_compare reports nothing)
+    if listed:
         spelling = device_ids.winner.spelling if device_ids.winner else "--device-ids"
         origin = f"{spelling} {','.join(map(str, device_ids.value))} of {plural(g.count)} " \
                  f"({origin}{at_line(d, have_span)})"
         have_span = device_ids.span
     else:
         origin += at_line(d, have_span)
-    need = lay.gpus_per_node
     why = None
     if on_local_ray and lay.world_size <= have < need:
         return  # how Ray places several DP engines on too few GPUs is not checked here

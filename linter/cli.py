@@ -371,7 +371,9 @@ def _run_fixes(args: dict[str, Any], options: Any, run: Any) -> tuple[int | None
     unsafe = bool(args["unsafe_fixes"])
     by_path: dict[str, list[Any]] = {}
     texts: dict[str, str] = {}
+    of_file: dict[str, list[Any]] = {}
     for f in run.findings:
+        of_file.setdefault(f.source.path, []).append(f)
         if fixable(f, unsafe) and not is_pseudo_path(f.source.path) and \
                 f.source.path != args.get("_stdin_name"):
             by_path.setdefault(f.source.path, []).append(f)
@@ -380,7 +382,10 @@ def _run_fixes(args: dict[str, Any], options: Any, run: Any) -> tuple[int | None
     for path in sorted(by_path):
         def relint(text: str, path: str = path) -> list[Any]:
             return lint([], options, stdin_text=text, stdin_filename=path).findings
-        ff = fix_text(path, texts[path], by_path[path], relint, unsafe)
+        # all of the file's findings: the parse errors it has before any fix are fix_text's
+        # baseline (counting only the fixable ones made every pass of a file with an MG001 or
+        # MG003 look as if its fixes broke parsing)
+        ff = fix_text(path, texts[path], of_file[path], relint, unsafe)
         if ff.after != ff.before:
             results.append(ff)
     n = sum(len(ff.applied) for ff in results)

@@ -514,9 +514,10 @@ def fix_text(path: str, text: str, findings: list[Finding], relint: Callable[[st
              unsafe: bool) -> FileFix:
     """Apply the fixes of ``findings`` to ``text``, re-lint, repeat until nothing is fixable.
 
-    ``relint(text)`` lints the text as the file ``path``.  A pass whose result has a parse error
-    the text did not have is undone and its fixes are tried one at a time, keeping each that
-    leaves the file parsable."""
+    ``relint(text)`` lints the text as the file ``path``; ``findings`` are all of the file's
+    (the parse errors it already has are the baseline).  A pass whose result has a parse error
+    the text did not have is undone and its fixes are tried in halves (``_parsable``), keeping
+    each group that leaves the file parsable."""
     applied: list[Fix] = []
     passes: list[tuple[str, list[Fix]]] = []
     current = text
@@ -531,24 +532,48 @@ def fix_text(path: str, text: str, findings: list[Finding], relint: Callable[[st
             break
         new_findings = relint(candidate)
         if _parse_errors(new_findings) > parse_before:
-            # one at a time: each fix with the ones kept so far, all on the pass's text (whose
-            # offsets they were built for)
-            kept: list[Fix] = []
-            base = current
-            for fix in chosen:
-                one, _ = apply(base, [*kept, fix])
-                one_findings = relint(one)
-                if _parse_errors(one_findings) <= parse_before:
-                    kept.append(fix)
-                    candidate, new_findings = one, one_findings
-            if not kept:
+            kept, last = _parsable(current, chosen, relint, parse_before)
+            if last is None:
                 break
             chosen = kept
+            candidate, new_findings = last
         passes.append((current, chosen))
         current, findings = candidate, new_findings
         seen.add(current)
         applied.extend(chosen)
     return FileFix(path, text, current, applied, passes)
+
+
+# Re-lints one pass may spend finding which of its fixes break parsing.  Fixes were tried one at a
+# time, a re-lint each: 957 fixes of a 3 MiB file, 40 minutes.  In halves, b fixes that break
+# it among n cost about 2·b·log2(n) re-lints; past the budget the groups not yet tried are left
+# unapplied (their findings stay reported).
+MAX_RELINTS = 64
+
+
+def _parsable(base: str, chosen: list[Fix], relint: Callable[[str], list[Finding]],
+              parse_before: int) -> tuple[list[Fix], tuple[str, list[Finding]] | None]:
+    """The fixes of ``chosen`` kept, and the text and findings with them applied to ``base``
+    (None when none is kept): ``chosen`` as a whole breaks parsing, so each half is tried with
+    the fixes kept so far (all on ``base``, whose offsets they were built for), a group that
+    breaks it is split again, a single fix that breaks it is dropped."""
+    kept: list[Fix] = []
+    last: tuple[str, list[Finding]] | None = None
+    budget = MAX_RELINTS
+    groups = [chosen[len(chosen) // 2:], chosen[:len(chosen) // 2]] if len(chosen) > 1 else []
+    while groups and budget > 0:  # a stack: the earlier half on top, so tried first
+        group = groups.pop()
+        if not group:
+            continue
+        budget -= 1
+        text, _ = apply(base, [*kept, *group])
+        found = relint(text)
+        if _parse_errors(found) <= parse_before:
+            kept.extend(group)
+            last = (text, found)
+        elif len(group) > 1:
+            groups += [group[len(group) // 2:], group[:len(group) // 2]]
+    return kept, last
 
 
 def _parse_errors(findings: list[Finding]) -> int:

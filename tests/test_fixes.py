@@ -432,3 +432,56 @@ def test_apply_chooses_and_edits_as_the_pairwise_check_did() -> None:
         if fixes and rng.random() < 0.2:
             fixes.append(fixes[0])
         assert apply(text, fixes) == _apply_pairwise(text, fixes)
+
+
+def test_fixes_that_break_parsing_are_found_in_halves() -> None:
+    """Among 64 fixes of one pass, the one whose edit breaks parsing is found by trying halves
+    (a few re-lints, not 64) and the other 63 are applied."""
+    from mgpu_lint.findings import Finding, Severity
+    from mgpu_lint.source import SourceFile
+
+    text = "".join(f"w{i:02d} " for i in range(64))
+    source = SourceFile("t.sh", text)
+
+    def finding(i: int, new: str) -> Finding:
+        at = text.index(f"w{i:02d}")
+        return Finding("MG004", Severity.ERROR, "x", source, Span(at, at + 1),
+                       fix=Fix(f"fix {i}", (Edit(Span(at, at + 1), new),), safe=True))
+
+    findings = [finding(i, '"' if i == 37 else "W") for i in range(64)]
+    relints: list[str] = []
+
+    def relint(t: str) -> list[Finding]:
+        relints.append(t)
+        return [Finding("MG003", Severity.ERROR, "quote", source, Span(0, 1))] if '"' in t else []
+
+    result = fix_text("t.sh", text, findings, relint, unsafe=False)
+    assert result.after == text.replace("w", "W").replace("W37", "w37")
+    assert len(result.applied) == 63
+    assert len(relints) <= 16  # the whole pass, then halves down to the one fix: 2 per level
+
+
+def test_a_file_with_a_parse_error_of_its_own_is_fixed_in_one_pass(tmp_path, monkeypatch,
+                                                                    capsys) -> None:
+    """The baseline is every finding of the file: an MG003 the file already has is no sign that
+    a pass's fixes broke it.  Counting only the fixable findings, every pass looked broken, was
+    retried one fix at a time (a re-lint each) and no fix was kept: --fix did nothing."""
+    from mgpu_lint import runner
+
+    script = tmp_path / "run.sh"
+    script.write_text("".join(f"vllm serve meta-llama/Llama-3.1-8B-Instruct --port 80{i}0 "
+                              "--tensr-parallel-size 1\n" for i in range(6))
+                      + "vllm serve meta-llama/Llama-3.1-8B-Instruct --port 8090 \\ \n"
+                      "  --max-model-len 4096\n")  # MG003: the backslash escapes a space
+    calls: list[int] = []
+    real = runner.lint
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "lint", counting)
+    assert main(["--diff", "--unsafe-fixes", str(script)]) == 1
+    out = capsys.readouterr()
+    assert out.out.count("+vllm serve") == 6 and "--tensor-parallel-size 1" in out.out
+    assert len(calls) <= 3  # the lint, the pass, the check that nothing is left

@@ -28,7 +28,7 @@ MAX_PARAMS = 1e16
 # 10 MiB file of `a a a …` (5 million words) would take over a minute, and one of 13,000
 # Deployments 15 s.
 MAX_SHELL_WORDS = 250_000  # words lexed from one file's shell text (scripts, `sh -c`, RUN …)
-MAX_LAUNCHES = 2_000  # launches of one file that are checked
+MAX_LAUNCHES = 1_000  # launches of one file that are checked
 # Nodes of one YAML document that are composed (yamlsrc.compose_documents): each costs about
 # 270 bytes and, as a word of a command, 10 us; 9.5 MiB of `command: [a,a,…]` is 5 million nodes
 # (50 s, 2.5 GiB before this bound).  The largest real documents (a big chart's values, a

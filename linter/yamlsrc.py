@@ -157,18 +157,22 @@ _DEEP_LEAD = re.compile(r"^[ \t?:\-]{%d}" % (MAX_DEPTH + 1), re.M)
 # there (yaml_parser_scan_plain_scalar) and a quoted one fails ("found unexpected document
 # indicator").  So no collection is open across it.  (Splitting at fewer places than libyaml
 # breaks lines, e.g. not after a lone CR or at NEL, only makes a stretch longer: still a bound.)
-_DOCUMENT_START = re.compile(r"^---(?=[ \t\r\n]|\Z)", re.M)
-
-
 def _stretches(text: str) -> Iterator[tuple[int, int]]:
     """[start, end) of each stretch of ``text`` between document-start lines (each holds whole
-    documents)."""
+    documents): a line `---` then a blank or the end.  (str.find, not a regex with `^` in
+    MULTILINE mode, which is tried at every character: 0.2 s a pass over 9.5 MiB.)"""
     at = 0
-    for m in _DOCUMENT_START.finditer(text):
-        if m.start() > at:
-            yield at, m.start()
-        at = m.start()
-    yield at, len(text)
+    n = len(text)
+    found = 0 if text.startswith("---") else text.find("\n---")
+    while found != -1:
+        line = found if found == 0 and text.startswith("---") else found + 1
+        after = line + 3
+        if after >= n or text[after] in " \t\r\n":
+            if line > at:
+                yield at, line
+            at = line
+        found = text.find("\n---", line + 1)
+    yield at, n
 
 
 def _brackets(text: str, i: int, j: int) -> int:
@@ -180,7 +184,8 @@ def _brackets_within(text: str, limit: int) -> bool:
     ``limit`` flow brackets (then no flow collection nests deeper than ``limit``)."""
     if _brackets(text, 0, len(text)) <= limit:
         return True
-    return all(_brackets(text, i, j) <= limit for i, j in _stretches(text))
+    # a stretch no longer than the limit cannot hold more brackets
+    return all(j - i <= limit or _brackets(text, i, j) <= limit for i, j in _stretches(text))
 
 
 def _node_bound(text: str, i: int, j: int) -> int:
@@ -216,7 +221,9 @@ def oversized_document(text: str, limit: int = MAX_YAML_NODES) -> Oversized | No
     from ruamel.yaml.cyaml import CParser
 
     for i, j in _stretches(text):
-        if _node_bound(text, i, j) <= limit:
+        # each indicator counted takes a character of its own: the bound of a stretch of n
+        # characters is below 3n + 1, so a short stretch needs no counting
+        if 3 * (j - i) + 1 <= limit or _node_bound(text, i, j) <= limit:
             continue
         parser = CParser(text[i:j])
         nodes = document = 0

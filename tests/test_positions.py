@@ -310,3 +310,27 @@ def test_nesting_guard_counts_brackets_per_document(monkeypatch: pytest.MonkeyPa
     one = "x: |\n" + "".join(f"  a{i}: {{b: [1, {{c: [2]}}]}}\n ---\n" for i in range(600))
     scans.clear()
     assert yamlsrc.nesting_depth_exceeds(one) is None and scans == [1]
+
+
+def test_document_stretches_split_at_column_zero_document_starts() -> None:
+    """yamlsrc._stretches (str.find) splits where `^---` then a blank or the end does."""
+    import random
+    import re
+
+    from mgpu_lint import yamlsrc
+
+    start = re.compile(r"^---(?=[ \t\r\n]|\Z)", re.M)
+
+    def expected(text: str) -> list[tuple[int, int]]:
+        out, at = [], 0
+        for m in start.finditer(text):
+            if m.start() > at:
+                out.append((at, m.start()))
+            at = m.start()
+        return [*out, (at, len(text))]
+
+    bits = ["---", "\n", "-", " ", "a", "\t", "\r", "----", "--- x", "\n---\n"]
+    rng = random.Random(2)
+    for _ in range(30_000):
+        text = "".join(rng.choice(bits) for _ in range(rng.randint(0, 12)))
+        assert list(yamlsrc._stretches(text)) == expected(text), repr(text)

@@ -176,3 +176,22 @@ def test_the_node_bound_is_never_below_the_nodes_composed():
               "--- a\n... \n--- b\n", "{a, b, c}", "k: |\n  x\n  y\n", "- {a: [b, {c: d}]}\n"]
     for text in tricky:
         assert sum(nodes(text)) <= yamlsrc._node_bound(text, 0, len(text)), text
+
+
+def test_the_template_line_search_is_the_patterns_search():
+    """sources._bare_template tries the Helm-template pattern only on lines holding `{{`:
+    the same first match as the pattern's own search, on random template-like texts."""
+    import random
+
+    from mgpu_lint.sources import _BARE_TEMPLATE, _bare_template
+
+    bits = ["{{", "}}", "{{ .Values }}", "- ", "  ", "key: ", "#", "'", '"', "\n", "-", "x",
+            "{{- include", ": ", "\t", "a:b: ", "{{\n.x", "{{ if"]
+    rng = random.Random(1)
+    matched = 0
+    for _ in range(20_000):
+        text = "".join(rng.choice(bits) for _ in range(rng.randint(0, 14)))
+        want, got = _BARE_TEMPLATE.search(text), _bare_template(text)
+        assert (want and (want.start(), want.group(0))) == (got and (got.start(), got.group(0)))
+        matched += want is not None
+    assert matched > 1_000

@@ -63,6 +63,25 @@ _BARE_TEMPLATE = re.compile(
     r"^[ \t]*(?:-[ \t]+)*(?:-[ \t]+|[^\s#'\"\-][^#'\"\n]*?:[ \t]+)\{\{-?\s*(?:[.$]|(?:include|"
     r"template|toYaml|toJson|if|else|range|with|end|define|default|printf|tpl|quote|required|"
     r"lookup|not|and|or|eq|ne)\b)", re.M)
+
+
+def _bare_template(text: str) -> re.Match[str] | None:
+    """``_BARE_TEMPLATE.search(text)``, tried only at the start of lines holding `{{`: nothing
+    the pattern allows before the `{{` crosses a line, so every match starts on the line of
+    its `{{`, and the lines are tried in order (the first match is search's).  The search over
+    a 9.5 MiB file with one `{{` took half a second."""
+    at = text.find("{{")
+    while at != -1:
+        m = _BARE_TEMPLATE.match(text, text.rfind("\n", 0, at) + 1)
+        if m is not None:
+            return m
+        end = text.find("\n", at)
+        if end == -1:
+            return None
+        at = text.find("{{", end)
+    return None
+
+
 _CONFLICT = re.compile(r"^(?:<{7}|>{7}) ", re.M)
 
 
@@ -124,7 +143,7 @@ def extract_yaml(doc: Doc, result: FileResult, syntax_errors: bool = True) -> No
     gives neither (a Markdown block that names no engine: see sources/markdown.py).
     """
     found = Found()
-    bare = _BARE_TEMPLATE.search(doc.text) if "{{" in doc.text else None
+    bare = _bare_template(doc.text)
     if bare is not None:
         if syntax_errors:
             _helm_finding(doc, result, bare.start() + bare.group(0).rfind("{{"))

@@ -604,12 +604,16 @@ def _commands(text: str, resolve: Resolver | None, arrays: ArrayResolver | None,
             return True
         return bool(cmd.words) and cmd.words[0].text not in _DECLARATIONS
 
-    def spend(n: int, at: int) -> None:
-        """Count ``n`` words lexed at ``at`` against the budget."""
+    def spend(n: int, at: "int | Word") -> None:
+        """Count ``n`` words lexed at ``at`` (an offset, or the word whose start it is: a
+        word's span is worked out only when the budget runs out, not for every word)
+        against the budget."""
         if budget is not None:
             budget.words -= n
             if budget.words < 0:
-                raise _Exhausted(cmd.words[0].span.start if cmd.words else at)
+                if cmd.words:
+                    at = cmd.words[0]
+                raise _Exhausted(at if isinstance(at, int) else at.span.start)
 
     def end_word(tail: int) -> None:
         nonlocal wb
@@ -622,12 +626,12 @@ def _commands(text: str, resolve: Resolver | None, arrays: ArrayResolver | None,
             wb = _WordBuilder()
             one_word(word, tail)
             return
-        if wb.empty:
+        if wb.begin < 0 and not wb.fields:  # empty
             return
         words = wb.take(tail)
         wb = _WordBuilder()
         if array is not None:
-            spend(len(words), words[0].span.start if words else tail)
+            spend(len(words), words[0] if words else tail)
             array_words.extend(words)
             return
         for word in words:
@@ -635,7 +639,7 @@ def _commands(text: str, resolve: Resolver | None, arrays: ArrayResolver | None,
 
     def one_word(word: Word, tail: int) -> None:
         nonlocal pending_redirect, heredoc_next
-        spend(1, word.span.start)
+        spend(1, word)
         if heredoc_next:
             pending_heredoc.append((word.text, heredoc_strip))
             pending_redirect = heredoc_next = False
@@ -664,6 +668,7 @@ def _commands(text: str, resolve: Resolver | None, arrays: ArrayResolver | None,
         last_cont = None
 
     heredoc_strip = False
+    length = len(text)
     for ttype, value, start in _tokens(text, jump):
         end = start + len(value)
         if array is not None and ttype == "OP" and value == ")":
@@ -691,7 +696,16 @@ def _commands(text: str, resolve: Resolver | None, arrays: ArrayResolver | None,
                 wb.unresolved.append(VarRef(m.group(1), Span(start, m.end())))
                 jump[0] = m.end()
                 continue
-        if ttype == "PLAIN" or ttype == "DOLLAR" or ttype == "HASH":
+        if ttype == "PLAIN":
+            if (end == length or text[end] in " \t\n") and wb.begin < 0 and not wb.chars \
+                    and not wb.fields and array is None:
+                # a whole word of literal text (most words: `vllm`, `--port`, `8000`): the
+                # blank or newline after it ends it (end_word(end) next), so it is that Word,
+                # without a builder
+                one_word(Word(value, CharMap(start, len(value), tail=end)), end)
+            else:
+                wb.add(value, start)
+        elif ttype == "DOLLAR" or ttype == "HASH":
             wb.add(value, start)
         elif ttype == "WS":  # the commonest token after PLAIN: tested second
             end_word(start)

@@ -210,7 +210,11 @@ class CharMap:
         return b.build(outer.start(self.tail))
 
     def to_span(self) -> Span:
-        return self.span(0, self.length) if self.length else Span(self.tail, self.tail)
+        if not self.length:
+            return Span(self.tail, self.tail)
+        if self._d is None:
+            return Span(self.base, self.base + self.length)  # span(0, length) of a linear map
+        return self.span(0, self.length)
 
 
 def _steps_within(x: int, step: int, count: int, lo: int | None, hi: int | None) -> int:

@@ -154,12 +154,32 @@ def _dq_end(text: str, start: int, dead: bytearray) -> int | None:
             return None
 
 
+# First characters at which the scanner's first matching terminal is PLAIN, and those at which
+# it is WS: none of the terminals tried before them (DQ, PARAM, CMDSUB, OP; for WS also ANSI,
+# BACKTICK, SQ) starts with one (OP's `[0-9]*` redirections are why digits are not listed).
+# There the lexer matches that one terminal, not the whole alternation (most tokens of a
+# script); test_grammars checks the tokens are the scanner's.
+_PLAIN_FIRST = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_./:=,@+%")
+_WS_FIRST = frozenset(" \t")
+
+
+@lru_cache(maxsize=1)
+def _plain_ws() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The grammar's PLAIN and WS terminals, each on its own (_PLAIN_FIRST)."""
+    from .grammars.terminals import SHELL
+
+    terminals = dict(SHELL)
+    return re.compile(terminals["PLAIN"]), re.compile(terminals["WS"])
+
+
 def _tokens(text: str, jump: list[int] | None = None) -> Iterator[tuple[str, str, int]]:
     """(type, value, start) for each token; a `#` inside a word is lexed as a literal.  When
     the reader sets ``jump[0]`` past the next token's start, lexing resumes there: a
     here-document's body is not shell text (an apostrophe in it would open a quote that
     swallows the commands after it)."""
     match = _scanner().match
+    plain, ws = (p.match for p in _plain_ws())
+    plain_first, ws_first = _PLAIN_FIRST, _WS_FIRST
     dead: bytearray | None = None  # positions from which the grammar's DQ cannot end (_dq_end)
     pos = 0
     n = len(text)
@@ -172,6 +192,19 @@ def _tokens(text: str, jump: list[int] | None = None) -> Iterator[tuple[str, str
             if pos >= n:
                 break
             prev_type = "WS" if text[pos - 1] in " \t\n" else "PLAIN"
+        c = text[pos]
+        if c in plain_first:
+            value = plain(text, pos).group()  # type: ignore[union-attr]  # c starts one
+            yield ("PLAIN", value, pos)
+            prev_type = "PLAIN"
+            pos += len(value)
+            continue
+        if c in ws_first:
+            value = ws(text, pos).group()  # type: ignore[union-attr]  # c starts one
+            yield ("WS", value, pos)
+            prev_type = "WS"
+            pos += len(value)
+            continue
         m = match(text, pos)
         if m is None:  # cannot happen: BAD_QUOTE/BAD_ESC/DOLLAR/HASH cover every character
             raise ValueError(f"no shell token at offset {pos}")

@@ -116,3 +116,23 @@ def test_double_quote_fallback_ends_where_the_grammar_regex_does() -> None:
         for start in [i for i, c in enumerate(text) if c == '"']:
             m = dq.match(text, start)
             assert _dq_end(text, start, dead) == (m.end() if m else None), (text, start)
+
+
+def test_shell_tokens_fast_paths_are_the_scanners(monkeypatch) -> None:
+    """shell._tokens matches PLAIN or WS alone at the characters where the scanner's
+    alternation could only give that terminal (_PLAIN_FIRST, _WS_FIRST): the same tokens as
+    the whole alternation, on random texts of the characters the terminals treat apart."""
+    import random
+
+    from mgpu_lint import shell
+
+    rng = random.Random(5)
+    pieces = list("aZ-_./:=,@+%09 \t\n\r\f'\"`$\\;&|()<>#{}[]*!~\u00a0\u00e9") + [
+        "2>", "<<", "${", "$(", "\\\n", "ab", "--port", "8000", "$'", "x=1"]
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randrange(0, 30)))
+             for _ in range(5_000)]
+    fast = [list(shell._tokens(t)) for t in texts]
+    monkeypatch.setattr(shell, "_PLAIN_FIRST", frozenset())
+    monkeypatch.setattr(shell, "_WS_FIRST", frozenset())
+    for text, tokens in zip(texts, fast):
+        assert list(shell._tokens(text)) == tokens, text

@@ -34,6 +34,11 @@ MAX_LAUNCHES = 1_000  # launches of one file that are checked
 # (50 s, 2.5 GiB before this bound).  The largest real documents (a big chart's values, a
 # catalog) have a few ten thousand.
 MAX_YAML_NODES = 250_000
+# Code blocks of one Markdown file that are read (sources/markdown.py): each costs a tenth of a
+# millisecond or more even when it launches nothing (a YAML block is composed, a shell block
+# lexed); 9.5 MiB of 150,000 blocks that name the engine took 36 s.  The longest real docs pages
+# have a few hundred.
+MAX_MARKDOWN_BLOCKS = 10_000
 
 
 def launches_full(count: int) -> bool:

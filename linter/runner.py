@@ -177,7 +177,9 @@ def read_files(paths: list[str], stdin_text: str | None = None,
         if built and os.path.realpath(result.source.path) in built:
             continue
         if id(result) not in joined and result.source.budget.cut is None and not any(
-                f.severity is Severity.ERROR or f.code == "MG011" for f in result.findings):
+                f.severity is Severity.ERROR or f.code in ("MG011", "MG001")
+                for f in result.findings):
+            # (MG001: reading stopped short, so "no launch was understood" would be a guess)
             no_launch = no_launch_found(result.source)
             if no_launch is not None:
                 run.findings.append(no_launch)

@@ -26,9 +26,9 @@ RULES: list[Rule] = [
 
         A file is read only up to a point when its shell text (scripts, `sh -c` scripts, `RUN`
         lines, Markdown blocks, together) has more than 250,000 words, when it holds more
-        than 1,000 launches, or at a YAML document of more than 250,000 nodes (values, keys,
-        lists and mappings): a warning says where reading stopped, and nothing after it is
-        checked. No real deployment file comes close to any of them; past them a 10 MiB file
+        than 1,000 launches or (Markdown) 10,000 code blocks, or at a YAML document of more
+        than 250,000 nodes (values, keys, lists and mappings): a warning says where reading
+        stopped, and nothing after it is checked. No real deployment file comes close to any of them; past them a 10 MiB file
         of short words or of thousands of Deployments would take minutes.
 
         Example: a manifest saved as UTF-16 by an editor, or `model.safetensors` named on the

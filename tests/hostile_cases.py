@@ -682,6 +682,15 @@ CASES: dict[str, Case] = {
         f"    command: [meta-llama/Llama-3.1-8B-Instruct, -tp, '2']\n" for i in range(n // 112))),
     "many-fences": _full_file("README.md", lambda n: (
         "```bash\nvllm serve meta-llama/Llama-3.1-8B-Instruct -tp 2\n```\n\n") * (n // 62)),
+    # blocks that name the engine and launch nothing (read up to bounds.MAX_MARKDOWN_BLOCKS;
+    # each YAML block's loader was also kept alive by its own cycle: 36 s, 935 MiB)
+    "many-yaml-fences-naming-the-engine": _full_file("README.md", lambda n: (
+        "```yaml\nimage: vllm/vllm-openai:v0.30.0\nargs: [--port, \"8000\"]\n```\n\n") * (n // 68)),
+    "many-shell-fences-naming-the-engine": _full_file("README.md", lambda n: (
+        "```bash\necho vllm serve is great\n```\n\n") * (n // 38)),
+    "many-yaml-here-documents": _full_file("run.sh", lambda n: (
+        "kubectl apply -f - <<EOF\napiVersion: v1\nkind: Service\nmetadata: {name: vllm}\nEOF\n")
+        * (n // 80)),
     "yaml-flow-list-of-short-words": _full_file("compose.yaml", lambda n: (
         "services:\n  s:\n    image: vllm/vllm-openai:v0.30.0\n    command: ["
         + "a," * (n // 2) + "a]\n")),

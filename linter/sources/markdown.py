@@ -21,8 +21,10 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from .. import bounds
 from ..bounds import launches_full
 from ..catalog import knowledge
+from ..findings import Finding, Severity
 from ..launch import Context, Located
 from ..source import CharMap, MapBuilder, SourceFile, Span, Word
 from .commandline import Scope, search_script
@@ -216,6 +218,7 @@ def extract_markdown(source: SourceFile, result: "FileResult") -> None:
     lines_, offsets = _lines(source.text)
     heading: int | None = None  # the last heading line outside blocks, seen so far
     scanned = 0  # lines before this one that lie outside blocks have been looked at
+    read = 0  # blocks read
     for host, (lang, lines, fence, close) in enumerate(_blocks(lines_, offsets)):
         for k in range(scanned, fence):
             if _HEADING.match(lines_[k]):
@@ -225,6 +228,15 @@ def extract_markdown(source: SourceFile, result: "FileResult") -> None:
             continue
         if launches_full(len(result.launches)):
             break  # runner.extract_file says where reading stopped
+        read += 1
+        if read > bounds.MAX_MARKDOWN_BLOCKS:
+            result.findings.append(Finding(
+                "MG001", Severity.WARNING,
+                f"reading stops here: this file has more than {bounds.MAX_MARKDOWN_BLOCKS:,} "
+                "code blocks (no document comes close), so the rest of it is not checked",
+                source, Span(offsets[fence], offsets[fence] + len(lines_[fence])),
+                hint="lint the part of the file that launches the engine on its own"))
+            break
         before = len(result.launches)
         _read_block(source, result, lang, lines, lines_, offsets, fence, heading, host)
         # YAML (a compose file in a block, a here-document) is on the block's host too

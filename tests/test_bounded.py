@@ -55,6 +55,16 @@ def test_long_escapes_and_blank_lines_are_bounded_at_full_size(tmp_path: Path, n
     assert broken(result) == [], (name, result)
 
 
+def test_many_dockerfile_stages_are_bounded_at_full_size(tmp_path: Path) -> None:
+    """9.5 MiB of `FROM image AS s` stages: each FROM scanned every stage before it for its
+    alias, quadratic (over 40 s; 1 MiB took 45 s)."""
+    d = tmp_path / "case"
+    d.mkdir()
+    args = CASES["many-dockerfile-stages"](d, 1.0)
+    result = run_cli(args, d, timeout=30)
+    assert broken(result) == [], result
+
+
 def test_fifo_side_files_are_refused_without_blocking(tmp_path: Path) -> None:
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)

@@ -71,6 +71,20 @@ def test_dockerfile_entrypoint_of_the_target_stage(tmp_path: Path, capsys) -> No
     assert la["context"]["image"] == "python:3.12"
 
 
+def test_from_an_alias_builds_on_its_first_stage(tmp_path: Path, capsys) -> None:
+    """`FROM base` inherits from the first stage named `base` before it (stages are looked up
+    by alias at once, no longer by scanning every stage before each FROM: 9.5 MiB of them took
+    over 40 s); a stage does not find itself."""
+    (tmp_path / "Dockerfile").write_text(
+        "FROM python:3.12 AS base\nRUN pip install vllm==0.10.1\nENTRYPOINT [\"vllm\", \"serve\"]\n"
+        "FROM python:3.11 AS base\nENTRYPOINT [\"bash\"]\n"
+        "FROM base AS base2\nENV HF_HOME=/models\n")
+    (la,) = launches(capsys, compose(tmp_path, "."))
+    assert (la["entry"], la["version_pin"]) == ("vllm serve", "0.10.1")
+    assert la["context"]["image"] == "python:3.12"
+    assert la["env"]["HF_HOME"] == "/models"
+
+
 def test_last_stage_by_default(tmp_path: Path, capsys) -> None:
     (tmp_path / "Dockerfile").write_text(
         "FROM python:3.12 AS base\nENTRYPOINT [\"vllm\", \"serve\"]\n"

@@ -200,6 +200,9 @@ def _stages(source: SourceFile) -> list[_Stage]:
     """The build stages of a Dockerfile, in order, each with what it inherits from the stage it
     is built `FROM`."""
     stages: list[_Stage] = []
+    # the first stage of each alias (what a later `FROM alias` builds on), looked up at once:
+    # scanning every stage before each FROM was quadratic (9.5 MiB of 210,000 stages, over 40 s)
+    first_of: dict[str, _Stage] = {}
     for ins in _instructions(source.text):
         if ins.name == "FROM":
             parts = ins.text.split()
@@ -211,8 +214,10 @@ def _stages(source: SourceFile) -> list[_Stage]:
             image = Word(image_text, ins.cmap.slice(at, at + len(image_text),
                                                     tail=ins.cmap.start(at + len(image_text))))
             alias = words[2] if len(words) >= 3 and words[1].lower() == "as" else None
-            parent = next((s for s in stages if s.alias and s.alias == image_text), None)
+            parent = first_of.get(image_text)
             stage = _Stage(image=image, alias=alias, inherited=parent)
+            if alias:
+                first_of.setdefault(alias, stage)
             if parent is not None:
                 stage.env = dict(parent.env)
                 stage.pin = parent.pin

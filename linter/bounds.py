@@ -41,6 +41,13 @@ MAX_YAML_NODES = 250_000
 MAX_MARKDOWN_BLOCKS = 10_000
 
 
+# Characters of one variable's value that a reference expands to (shell.py _expand); a longer
+# value is unknown there.  `x=$x$x` forty times doubles a two-letter value to 2^41 characters
+# (a 300-byte script ran out of 9 GiB of memory).  Linux refuses one argument longer than
+# 128 KiB (MAX_ARG_STRLEN, include/uapi/linux/binfmts.h), so no launch's word is longer.
+MAX_VALUE_CHARS = 1 << 17
+
+
 def launches_full(count: int) -> bool:
     """True once a file's readers have found more launches than are checked: a reader of many
     parts (YAML documents, compose services, Markdown blocks) stops there, and

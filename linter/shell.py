@@ -17,7 +17,7 @@ from functools import lru_cache
 from sys import intern
 from typing import Callable, Iterator
 
-from .bounds import ReadBudget
+from .bounds import MAX_VALUE_CHARS, ReadBudget
 from .source import CharMap, MapBuilder, Span, VarRef, Word
 from .records import dataclass, field
 
@@ -473,6 +473,8 @@ def _expand(body_text: str, start: int, end: int, ex: _Expander, wb: _WordBuilde
             may_vanish = True
         elif m.group(3) is not None and m.group(3) in "0123456789":
             may_vanish = not quoted
+    if value is not None and literal_at is None and len(value) > MAX_VALUE_CHARS:
+        value = None  # too long for any argument (bounds.MAX_VALUE_CHARS): unknown
     # a value of several words (split unquoted) keeps the places where its words are
     # written; a one-word value maps to the reference
     defined = (ex.value_map(name, value) if name and value and literal_at is None and split

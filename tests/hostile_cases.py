@@ -695,6 +695,10 @@ CASES: dict[str, Case] = {
     # of 210,000 stages took over 40 s)
     "many-dockerfile-stages": _full_file("Dockerfile", lambda n: (
         f"FROM {VLLM_IMAGE} AS s\nRUN echo a\n") * (n // 45)),
+    # a value that doubles on each line (2^41 characters from a 300-byte script: over 9 GiB);
+    # a value longer than bounds.MAX_VALUE_CHARS is unknown where it is expanded
+    "doubling-variable": _sh("x=ab\n" + "x=$x$x\n" * 40 + "vllm serve $x"),
+    "doubling-quoted-variable": _sh("x=ab\n" + 'x="$x $x"\n' * 40 + "vllm serve $x"),
     "yaml-flow-list-of-short-words": _full_file("compose.yaml", lambda n: (
         "services:\n  s:\n    image: vllm/vllm-openai:v0.30.0\n    command: ["
         + "a," * (n // 2) + "a]\n")),

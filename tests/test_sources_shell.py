@@ -171,3 +171,16 @@ def test_a_quote_in_a_here_document_body_opens_nothing(capsys, tmp_path, opener,
     (la,) = _launches(capsys, tmp_path, script)
     assert _argv(la) == [MODEL, "-tp", "2", "--served-model-name", "x"]
     assert la["argv"][0]["at"] == "4:12"
+
+
+def test_a_value_too_long_for_any_argument_is_unknown(capsys, tmp_path):
+    """A value over bounds.MAX_VALUE_CHARS (128 KiB, Linux's MAX_ARG_STRLEN) is unknown where it
+    is expanded: `x=$x$x` forty times made 2^41 characters of a 300-byte script (over 9 GiB)."""
+    from mgpu_lint.bounds import MAX_VALUE_CHARS
+
+    a = "a" * MAX_VALUE_CHARS
+    (la,) = _launches(capsys, tmp_path, f'M={a}\nvllm serve "$M" -tp 2\n')
+    assert _argv(la)[0] == a
+    assert "--model is set from $M" not in _lint(capsys, tmp_path, f'M={a}\nvllm serve "$M"\n')
+    out = _lint(capsys, tmp_path, f'M={a}b\nvllm serve "$M" -tp 2\n')
+    assert "MG009" in out and "--model is set from $M" in out

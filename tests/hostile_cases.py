@@ -528,6 +528,27 @@ spec:
     return ["kserve.yaml"]
 
 
+def many_autoselected_inference_services(d: Path, scale: float) -> list[str]:
+    """InferenceServices that name no runtime, then the runtimes they could run on: each
+    service read every runtime (15,000 x 1,000 took over 120 s at 9.5 MiB)."""
+    runtime = ("apiVersion: serving.kserve.io/v1alpha1\nkind: ServingRuntime\n"
+               "metadata: {{name: runtime-{i}}}\nspec:\n"
+               "  supportedModelFormats: [{{name: vLLM, autoSelect: true, priority: {p}}}]\n"
+               "  containers:\n    - name: kserve-container\n      image: " + VLLM_IMAGE + "\n"
+               "      command: [python3, -m, vllm.entrypoints.openai.api_server]\n"
+               "      args: [--port=8080, --model=/mnt/models]\n")
+    isvc = ("apiVersion: serving.kserve.io/v1beta1\nkind: InferenceService\n"
+            "metadata: {{name: isvc-{i}, namespace: ns-{i}}}\nspec:\n  predictor:\n    model:\n"
+            "      modelFormat: {{name: vLLM}}\n"
+            "      storageUri: hf://meta-llama/Llama-3.1-8B-Instruct\n"
+            "      args: [--tensor-parallel-size=2]\n"
+            "      resources: {{limits: {{nvidia.com/gpu: '2'}}}}\n")
+    n = max(100, int(FULL * scale) // (len(runtime) + len(isvc) + 40))
+    (d / "kserve.yaml").write_text("---\n".join(
+        [isvc.format(i=i) for i in range(n)] + [runtime.format(i=i, p=i) for i in range(n)]))
+    return ["kserve.yaml"]
+
+
 def launches_of_a_script_with_many_variables(d: Path, scale: float) -> list[str]:
     """`mgpu-lint launches --format json` lists each launch's variables: 20,000 assignments
     and 1,000 launches printed 450 MB in 69 s (every launch all 20,000)."""
@@ -668,6 +689,7 @@ CASES: dict[str, Case] = {
     "many-pip-installs": many_pip_installs,
     "many-gpu-count-fixes": many_gpu_count_fixes,
     "many-inference-services": many_inference_services,
+    "many-autoselected-inference-services": many_autoselected_inference_services,
     "many-compose-services": many_compose_services,
     # 9.5 MiB of small parts: a launch each (read up to bounds.MAX_LAUNCHES), a YAML node each
     # (a document is composed up to bounds.MAX_YAML_NODES), or neither (documents that name

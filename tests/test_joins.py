@@ -414,3 +414,105 @@ def test_llmisvc_joins_in_a_walked_directory(capsys: pytest.CaptureFixture[str])
         assert objects.count(f"LLMInferenceService/{name}") == 1, objects
     # the service whose second config is in no file gives none
     assert "LLMInferenceService/llama-8b" not in objects
+
+
+def _reference_autoselect(isvc, runtimes, model):  # type: ignore[no-untyped-def]
+    """The search without a runtime name as it read every runtime per InferenceService
+    (before kserve.Autoselect): the reference the indexed, memoised search must equal."""
+    from mgpu_lint.sources.kserve import _YAML_TRUE, RUNTIME_KINDS, _protocol_ok, \
+        _same_namespace, _supports
+    from mgpu_lint.sources.yamlnodes import get, get_str, items
+
+    def priority(spec, fmt):  # type: ignore[no-untyped-def]
+        for entry in items(get(spec, "supportedModelFormats")):
+            if get_str(entry, "name") == fmt:
+                p = (get_str(entry, "priority") or "").strip()
+                return int(p) if p.lstrip("-").isdigit() else None
+        return None
+
+    visible = [r for r in runtimes if _same_namespace(isvc, r)]
+    fmt = get_str(model, "modelFormat", "name")
+    for kind in RUNTIME_KINDS:
+        tier = [r for r in visible if r.kind == kind
+                and get_str(get(r.root, "spec"), "disabled") not in _YAML_TRUE
+                and get_str(get(r.root, "spec"), "multiModel") not in _YAML_TRUE
+                and get(get(r.root, "spec"), "workerSpec") is None
+                and _supports(get(r.root, "spec"), model, False)
+                and _protocol_ok(get(r.root, "spec"), model)]
+        if len(tier) == 1:
+            return tier[0]
+        if tier:
+            ranked = [(p, r) for r in tier if (p := priority(get(r.root, "spec"), fmt)) is not None]
+            if not ranked:
+                return None
+            best = max(p for p, _ in ranked)
+            winners = [r for p, r in ranked if p == best]
+            return winners[0] if len(winners) == 1 else None
+    return None
+
+
+def test_autoselect_index_answers_as_the_search_of_every_runtime() -> None:
+    """kserve.Autoselect (runtimes read once, answers kept per format, protocol and the
+    namespaces a service sees) against the search of every runtime, on 400 random sets of
+    runtimes with 30 InferenceServices each: formats, versions, priorities, autoSelect,
+    disabled, multiModel, protocols and namespaces drawn from small pools so they collide."""
+    import random
+
+    from mgpu_lint.source import SourceFile
+    from mgpu_lint.sources.kserve import Autoselect, KObject, select_runtime
+    from mgpu_lint.sources.yamlnodes import Doc, get
+    from mgpu_lint.yamlsrc import compose_documents
+
+    rng = random.Random(7)
+    pick = rng.choice
+    answered = 0
+    for _ in range(400):
+        docs = []
+        for i in range(rng.randint(1, 7)):
+            fmts = ", ".join(
+                "{name: %s%s%s%s}" % (pick(["vLLM", "hf", "x"]),
+                                      pick(["", ", autoSelect: true", ", autoSelect: 'true'",
+                                            ", autoSelect: false"]),
+                                      pick(["", ", version: '1'", ", version: '2'"]),
+                                      pick(["", ", priority: 1", ", priority: 2", ", priority: x"]))
+                for _ in range(rng.randint(0, 3)))
+            ns = pick(["", "  namespace: a\n", "  namespace: b\n"])
+            extra = pick(["", "  disabled: true\n", "  multiModel: true\n",
+                          "  protocolVersions: [v2]\n", "  protocolVersions: [v1, v2]\n"])
+            docs.append(f"kind: {pick(['ServingRuntime', 'ServingRuntime', 'ClusterServingRuntime'])}\n"
+                        f"metadata:\n  name: r{i}\n{ns}spec:\n  supportedModelFormats: [{fmts}]\n{extra}")
+        for i in range(30):
+            ns = pick(["", "  namespace: a\n", "  namespace: b\n", "  namespace: c\n"])
+            model = "{name: %s%s}%s" % (pick(["vLLM", "hf", "x"]),
+                                        pick(["", ", version: '1'", ", version: '2'"]),
+                                        pick(["", "\n      protocolVersion: v2"]))
+            docs.append(f"kind: InferenceService\nmetadata:\n  name: s{i}\n{ns}"
+                        f"spec:\n  predictor:\n    model:\n      modelFormat: {model}\n")
+        text = "---\n".join(docs)
+        doc = Doc(SourceFile("k.yaml", text), text)
+        objs = [KObject(doc, root) for root in compose_documents(text)]
+        runtimes = [o for o in objs if o.kind != "InferenceService"]
+        auto = Autoselect(runtimes)
+        for isvc in (o for o in objs if o.kind == "InferenceService"):
+            model = get(isvc.root, "spec", "predictor", "model")
+            want = _reference_autoselect(isvc, runtimes, model)
+            assert select_runtime(isvc, runtimes, None, auto) is want
+            answered += want is not None
+    assert answered > 1_000
+
+
+def test_joins_past_the_launch_limit_are_not_checked(capsys, tmp_path, monkeypatch) -> None:
+    from mgpu_lint import bounds
+
+    monkeypatch.setattr(bounds, "MAX_LAUNCHES", 2)
+    runtime = tmp_path / "runtime.yaml"
+    runtime.write_text((ROOT / DIR / "explicit-runtime.yaml").read_text())
+    isvc = (ROOT / DIR / "explicit-isvc.yaml").read_text()
+    services = tmp_path / "isvcs.yaml"
+    services.write_text("---\n".join(isvc.replace("name: ", f"name: s{i}", 1) for i in range(4)))
+    main(["--format", "json", "--exit-zero", str(runtime), str(services)])
+    report = json.loads(capsys.readouterr().out)
+    cut = [f for f in report["findings"] if f["code"] == "MG001"]
+    assert len(cut) == 1 and "more than 2 InferenceServices run the ServingRuntimes" in \
+        cut[0]["message"]
+    assert cut[0]["path"].endswith("isvcs.yaml")

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..findings import Finding, Severity
 from ..launch import Context, HpaInfo, Launch, Located, ServiceInfo
+from .. import bounds
 from ..bounds import launches_full
 from ..source import SourceFile, Span
 from ..prepass import without_crds
@@ -31,6 +32,7 @@ from .kserve import (
     is_joinable,
     is_llmisvc_config,
     rebased,
+    Autoselect,
     runtimes_by_name,
     select_runtime,
 )
@@ -250,13 +252,24 @@ def join_kserve(results: list[FileResult]) -> tuple[list[Finding], set[int]]:
         return findings, involved
     home = {id(o): r for r, o in runtimes}
     candidates = [o for _, o in runtimes]
-    named = runtimes_by_name(candidates)
+    named, auto = runtimes_by_name(candidates), Autoselect(candidates)
     joined: set[int] = set()
+    joins: dict[int, int] = {}  # launches joined into each file, which has a launch limit
     for ires, isvc in [(r, o) for r in results for o in r.kserve if o.kind == ISVC_KIND]:
-        runtime = select_runtime(isvc, candidates, named)
+        runtime = select_runtime(isvc, candidates, named, auto)
         if runtime is None:
             continue
         rres = home[id(runtime)]
+        joins[id(rres)] = joins.get(id(rres), 0) + 1
+        if launches_full(joins[id(rres)]):
+            if joins[id(rres)] == bounds.MAX_LAUNCHES + 1:
+                findings.append(Finding(
+                    "MG001", Severity.WARNING,
+                    f"more than {bounds.MAX_LAUNCHES:,} InferenceServices run the "
+                    f"ServingRuntimes of {rres.source.path} (no deployment comes close): this "
+                    "one and the ones after it are not checked", isvc.doc.source,
+                    isvc.doc.span(isvc.root), hint="lint the files in parts"))
+            continue
         rdoc, idoc = runtime.doc, isvc.doc
         if rdoc.source is not idoc.source:
             text = joined_source([rdoc.source, idoc.source])

@@ -721,6 +721,9 @@ CASES: dict[str, Case] = {
     # a value longer than bounds.MAX_VALUE_CHARS is unknown where it is expanded
     "doubling-variable": _sh("x=ab\n" + "x=$x$x\n" * 40 + "vllm serve $x"),
     "doubling-quoted-variable": _sh("x=ab\n" + 'x="$x $x"\n' * 40 + "vllm serve $x"),
+    # `a+=(x)` copied the whole array each time (9.5 MiB of appends: over 40 s)
+    "many-array-appends": _full_file("run.sh", lambda n: "a+=(x)\n" * (n // 7)
+                                     + 'vllm serve m "${a[@]}"\n'),
     "yaml-flow-list-of-short-words": _full_file("compose.yaml", lambda n: (
         "services:\n  s:\n    image: vllm/vllm-openai:v0.30.0\n    command: ["
         + "a," * (n // 2) + "a]\n")),

@@ -184,3 +184,12 @@ def test_a_value_too_long_for_any_argument_is_unknown(capsys, tmp_path):
     assert "--model is set from $M" not in _lint(capsys, tmp_path, f'M={a}\nvllm serve "$M"\n')
     out = _lint(capsys, tmp_path, f'M={a}b\nvllm serve "$M" -tp 2\n')
     assert "MG009" in out and "--model is set from $M" in out
+
+
+def test_array_appends_and_reassignment(capsys, tmp_path):
+    (la,) = _launches(capsys, tmp_path, f'a=(-tp)\na+=(2)\na+=(--port 8000)\n'
+                      f'vllm serve {MODEL} "${{a[@]}}"\n')
+    assert _argv(la) == [MODEL, "-tp", "2", "--port", "8000"]
+    (la, lb) = _launches(capsys, tmp_path, f'a=(-tp)\na+=(2)\nvllm serve {MODEL} "${{a[@]}}"\n'
+                         f'a=(-pp)\na+=(2)\nvllm serve {MODEL} "${{a[@]}}"\n')
+    assert _argv(la) == [MODEL, "-tp", "2"] and _argv(lb) == [MODEL, "-pp", "2"]

@@ -31,6 +31,16 @@ MAX_DEPTH = 1000
 # already some frames deep): beyond this depth it stops with MaxDepthExceededError (MG002),
 # never a RecursionError in the middle of a walk.
 PURE_MAX_DEPTH = 200
+# ... and it costs about 25 us and a few hundred bytes a node: past this many nodes of one text
+# it stops (YamlTooLarge).  400,000 compose services written as flow mappings with an image
+# `repo:tag` in them (libyaml refuses the `:`) took over 40 s and 735 MiB.
+PURE_MAX_NODES = 100_000
+
+
+class _PureTooLarge(Exception):
+    def __init__(self, offset: int) -> None:
+        super().__init__(offset)
+        self.offset = offset
 
 
 class YamlError(Exception):
@@ -116,6 +126,13 @@ def _pure_loader_class() -> Any:
         # ruamel.yaml 0.19's Composer.compose_node reads ``self.loader.max_depth``, which only
         # the YAML() front end sets: a bare BaseLoader raises AttributeError without it.
         max_depth = PURE_MAX_DEPTH
+        nodes = 0
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            self.nodes += 1
+            if self.nodes > PURE_MAX_NODES:
+                raise _PureTooLarge(self.parser.peek_event().start_mark.index)
+            return super().compose_node(parent, index)
 
     return PureLoader
 
@@ -326,6 +343,11 @@ def _compose_all(text: str) -> Iterator[Any]:
     try:
         yield from _compose(_pure_loader_class(), text, skip=done)
     except Exception as exc:  # noqa: BLE001 - as above, and MaxDepthExceededError
+        if isinstance(exc, _PureTooLarge):
+            raise YamlTooLarge(f"this YAML text has more than {PURE_MAX_NODES:,} nodes where "
+                               "libyaml cannot read it (a `:` then a non-space in a flow "
+                               "collection), too many for the slower reader", exc.offset) \
+                from None
         if type(exc).__name__ == "MaxDepthExceededError":
             raise YamlError(f"nesting deeper than {PURE_MAX_DEPTH} levels in a file libyaml "
                             "cannot read; not parsed", _yaml_error(exc).offset) from None

@@ -27,7 +27,8 @@ RULES: list[Rule] = [
         A file is read only up to a point when its shell text (scripts, `sh -c` scripts, `RUN`
         lines, Markdown blocks, together) has more than 250,000 words, when it holds more
         than 1,000 launches or (Markdown) 10,000 code blocks, or at a YAML document of more
-        than 250,000 nodes (values, keys, lists and mappings): a warning says where reading
+        than 250,000 nodes (values, keys, lists and mappings; 100,000 where the fast YAML
+        reader cannot read the file and the slower one does): a warning says where reading
         stopped, and nothing after it is checked. No real deployment file comes close to any of them; past them a 10 MiB file
         of short words or of thousands of Deployments would take minutes.
 

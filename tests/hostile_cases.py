@@ -724,6 +724,11 @@ CASES: dict[str, Case] = {
     # `a+=(x)` copied the whole array each time (9.5 MiB of appends: over 40 s)
     "many-array-appends": _full_file("run.sh", lambda n: "a+=(x)\n" * (n // 7)
                                      + 'vllm serve m "${a[@]}"\n'),
+    # libyaml refuses `repo:tag` in a flow mapping: the pure composer reads it, up to
+    # yamlsrc.PURE_MAX_NODES (40+ s and 735 MiB before)
+    "flow-mapped-compose-services": _full_file("compose.yaml", lambda n: "services:\n" + "".join(
+        f"  s{i}: {{image: vllm/vllm-openai:v0.30.0, command: [serve, m]}}\n"
+        for i in range(n // 64))),
     "yaml-flow-list-of-short-words": _full_file("compose.yaml", lambda n: (
         "services:\n  s:\n    image: vllm/vllm-openai:v0.30.0\n    command: ["
         + "a," * (n // 2) + "a]\n")),

@@ -228,3 +228,19 @@ def test_a_composed_text_leaves_no_loader_behind():
         assert loaders() == before
     finally:
         gc.enable()
+
+
+def test_the_slower_yaml_reader_stops_at_its_node_limit(capsys, tmp_path, monkeypatch):
+    """A flow collection with `repo:tag` in it is read by ruamel's pure composer (libyaml
+    refuses the `:`), about 25 us a node: past yamlsrc.PURE_MAX_NODES it stops with MG001."""
+    from mgpu_lint import yamlsrc
+
+    monkeypatch.setattr(yamlsrc, "PURE_MAX_NODES", 60)
+    compose = tmp_path / "compose.yaml"
+    service = "  s{i}: {{image: vllm/vllm-openai:v0.30.0, command: [serve, {m}, --tensr-parallel-size, '1']}}\n"
+    compose.write_text("services:\n" + "".join(service.format(i=i, m=MODEL) for i in range(3)))
+    assert [c for c, _ in _where(_findings(capsys, compose))] == ["MG004"] * 3
+    compose.write_text("services:\n" + "".join(service.format(i=i, m=MODEL) for i in range(12)))
+    found = _findings(capsys, compose)
+    assert [c for c, _ in _where(found)] == ["MG001"]
+    assert "where libyaml cannot read it" in found[0]["message"]

@@ -61,12 +61,14 @@ class ReadBudget:
     """The shell words a file may still have lexed (``split_commands`` counts them), and the
     place in the file where they ran out (None until they do)."""
 
-    __slots__ = ("words", "cut", "reported")
+    __slots__ = ("words", "cut", "reported", "what")
 
     def __init__(self) -> None:
         self.words = MAX_SHELL_WORDS
         self.cut: int | None = None
         self.reported = False
+        # what the budget counted when it ran out, for the finding
+        self.what = "words"
 
 
 def cut_findings(source: Any) -> list[Any]:
@@ -80,8 +82,8 @@ def cut_findings(source: Any) -> list[Any]:
 
     return [Finding(
         "MG001", Severity.WARNING,
-        f"reading stops here: this file's shell text has more than {MAX_SHELL_WORDS:,} words "
-        "(no deployment's scripts come close), so the rest of it is not checked",
+        f"reading stops here: this file's shell text has more than {MAX_SHELL_WORDS:,} "
+        f"{budget.what} (no deployment's scripts come close), so the rest of it is not checked",
         source, Span(budget.cut, min(budget.cut + 1, len(source.text))),
         hint="lint the part of the file that launches the engine on its own",
     )]

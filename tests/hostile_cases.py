@@ -729,6 +729,11 @@ CASES: dict[str, Case] = {
     "flow-mapped-compose-services": _full_file("compose.yaml", lambda n: "services:\n" + "".join(
         f"  s{i}: {{image: vllm/vllm-openai:v0.30.0, command: [serve, m]}}\n"
         for i in range(n // 64))),
+    # a compose command of `${A}` references: each unknown one was kept with its place (9.5 s,
+    # 620 MiB); they spend the file's word budget (bounds.MAX_SHELL_WORDS)
+    "compose-many-references": _full_file("compose.yaml", lambda n: (
+        f"services:\n  s:\n    image: {VLLM_IMAGE}\n    command: vllm serve m"
+        + " ${A}" * (n // 5) + "\n")),
     "yaml-flow-list-of-short-words": _full_file("compose.yaml", lambda n: (
         "services:\n  s:\n    image: vllm/vllm-openai:v0.30.0\n    command: ["
         + "a," * (n // 2) + "a]\n")),

@@ -244,3 +244,36 @@ def test_the_slower_yaml_reader_stops_at_its_node_limit(capsys, tmp_path, monkey
     found = _findings(capsys, compose)
     assert [c for c, _ in _where(found)] == ["MG001"]
     assert "where libyaml cannot read it" in found[0]["message"]
+
+
+def test_compose_references_spend_the_files_words(capsys, tmp_path, monkeypatch):
+    """Each `${…}` of a compose value counts as a word of the file's budget, so the references
+    of one long command stop where the budget runs out, before that service is read."""
+    monkeypatch.setattr(bounds, "MAX_SHELL_WORDS", 40)
+    compose = tmp_path / "compose.yaml"
+    line_b = "    command: vllm serve " + MODEL + " --served-model-name" + " ${A}" * 50
+    compose.write_text(
+        "services:\n"
+        "  a:\n    image: vllm/vllm-openai:v0.30.0\n"
+        f"    command: {MODEL} --port ${{P:-8000}}\n"  # 1 reference, then 3 words: 36 left
+        "  b:\n    image: vllm/vllm-openai:v0.30.0\n" + line_b + "\n"
+        "  c:\n    image: vllm/vllm-openai:v0.30.0\n"
+        "    command: meta-llama/Llama-3.1-70B-Instruct -tp 3\n")
+    found = _findings(capsys, compose)
+    at = line_b.index("${A}") + 36 * len(" ${A}") + 1  # the 37th reference of b
+    assert [(f["code"], f["range"]["start"]) for f in found] == [
+        ("MG001", {"line": 7, "column": at})]
+    assert "more than 40 words and ${…} references" in found[0]["message"]
+
+
+def test_a_compose_command_cut_by_the_budget_is_not_read_without_its_words(
+        capsys, tmp_path, monkeypatch):
+    """Reading the service with the words it has would make it the image's default command:
+    a false "no model given" (MG016)."""
+    monkeypatch.setattr(bounds, "MAX_SHELL_WORDS", 40)
+    compose = tmp_path / "compose.yaml"
+    compose.write_text("services:\n  b:\n    image: vllm/vllm-openai:v0.30.0\n"
+                       f"    command: {MODEL} --served-model-name" + " a" * 50 + "\n")
+    found = _findings(capsys, compose)
+    assert [(f["code"], f["range"]["start"]) for f in found] == [
+        ("MG001", {"line": 4, "column": 14})]

@@ -734,6 +734,11 @@ CASES: dict[str, Case] = {
     "compose-many-references": _full_file("compose.yaml", lambda n: (
         f"services:\n  s:\n    image: {VLLM_IMAGE}\n    command: vllm serve m"
         + " ${A}" * (n // 5) + "\n")),
+    # within the budget, each word of the command looked through all of its references (4,000
+    # took over 30 s); sources/commandline.WordComposer finds a word's by bisection
+    "compose-references-within-the-budget": _full_file("compose.yaml", lambda n: (
+        f"services:\n  s:\n    image: {VLLM_IMAGE}\n    command: vllm serve m"
+        + " a${A}" * min(n // 6, 200_000) + "\n")),
     "yaml-flow-list-of-short-words": _full_file("compose.yaml", lambda n: (
         "services:\n  s:\n    image: vllm/vllm-openai:v0.30.0\n    command: ["
         + "a," * (n // 2) + "a]\n")),

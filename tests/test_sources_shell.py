@@ -193,3 +193,32 @@ def test_array_appends_and_reassignment(capsys, tmp_path):
     (la, lb) = _launches(capsys, tmp_path, f'a=(-tp)\na+=(2)\nvllm serve {MODEL} "${{a[@]}}"\n'
                          f'a=(-pp)\na+=(2)\nvllm serve {MODEL} "${{a[@]}}"\n')
     assert _argv(la) == [MODEL, "-tp", "2"] and _argv(lb) == [MODEL, "-pp", "2"]
+
+
+def test_the_references_of_a_composed_word_are_those_of_the_outer_word_it_meets():
+    """WordComposer finds the outer word's references that a word meets by bisection when they
+    are in order; the reference is the filter of all of them (in order or not)."""
+    import random
+
+    from mgpu_lint.source import CharMap, Span, VarRef, Word
+    from mgpu_lint.sources.commandline import WordComposer
+
+    rng = random.Random(7)
+    for trial in range(300):
+        n = rng.choice([0, 3, 15, 16, 40])
+        spans, at = [], 0
+        for _ in range(n):
+            at += rng.randint(0, 3)
+            spans.append((at, at + rng.randint(0, 4)))
+            at = spans[-1][1] if rng.random() < 0.8 else at
+        if trial % 3 == 0:
+            rng.shuffle(spans)  # not in order: the filter itself
+        refs = tuple(VarRef(f"V{i}", Span(a, b)) for i, (a, b) in enumerate(spans))
+        outer = Word("x" * (at + 10), CharMap.linear(0, at + 10), unresolved=refs)
+        composer = WordComposer(outer)
+        for _ in range(20):
+            a = rng.randint(0, at + 5)
+            b = a + rng.randint(1, 6)
+            inner = Word("y" * (b - a), CharMap.linear(a, b - a))
+            want = tuple(v for v in refs if v.span.start < b and a < v.span.end)
+            assert composer(inner).unresolved == want, (spans, a, b)

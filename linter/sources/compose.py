@@ -26,7 +26,7 @@ from ..source import MapBuilder, SourceFile, Span, VarRef, Word, placed_word
 from .commandline import (
     Found,
     Scope,
-    compose_word,
+    WordComposer,
     find_launches,
     launch_from_image,
     parse_publish,
@@ -457,8 +457,9 @@ def _argv(doc: Doc, node: Any, word) -> tuple[list[Word], bool]:  # type: ignore
         words: list[Word] = []
         budget = doc.source.budget
         cut = budget.cut
+        compose_word = WordComposer(w)
         for cmd in split_commands(w.text, budget=budget, cmap=w.cmap):
-            words.extend(compose_word(x, w) for x in cmd.words)
+            words.extend(compose_word(x) for x in cmd.words)
         if budget.cut is not cut:
             # the words ran out in this command: read without them, the service would be a
             # launch of the image's default command (a false "no model given")

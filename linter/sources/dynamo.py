@@ -80,7 +80,7 @@ from ..launch import (
 )
 from ..shell import split_commands
 from ..source import CharMap, VarRef, Word, unknown_words
-from .commandline import Found, compose_word, parse_size
+from .commandline import Found, WordComposer, parse_size
 from .yamlnodes import Doc, get, get_str, is_map, is_scalar, items, pairs
 
 DYNAMO_API = "nvidia.com/"
@@ -286,11 +286,12 @@ def _argv(doc: Doc, main: Any, env: dict[str, EnvVar]) -> list[list[Word]]:
             return var.value if var is not None else None
 
         out: list[list[Word]] = []
+        compose_word = WordComposer(script)
         for cmd in split_commands(script.text, resolve, budget=doc.source.budget,
                                   cmap=script.cmap):
             if cmd.problems:
                 return []  # the shell's syntax error is not this module's to report
-            out.append([compose_word(w, script) for w in cmd.words])
+            out.append([compose_word(w) for w in cmd.words])
         return out
     return [words]
 

@@ -59,7 +59,7 @@ from ..findings import Finding, Severity
 from ..launch import ENTRY_VLLM_SERVE, VLLM, Context, EnvVar, Launch, Located
 from ..shell import split_commands
 from ..source import CharMap, SourceFile, Span, VarRef, Word, placed_word, unknown_words
-from .commandline import Found, compose_word
+from .commandline import Found, WordComposer
 from .yamlnodes import Doc, get, get_str, is_map, is_scalar, is_seq, items, key_node, str_map
 from ..records import dataclass, field, replace
 
@@ -164,6 +164,7 @@ def _shell_words(word: Word, env: dict[str, EnvVar], doc: Doc,
         return var.value if var is not None else None
 
     out: list[Word] = []
+    compose_word = WordComposer(word)
     for cmd in split_commands(word.text, resolve, budget=doc.source.budget,
                               cmap=word.cmap):
         if cmd.problems:
@@ -172,8 +173,8 @@ def _shell_words(word: Word, env: dict[str, EnvVar], doc: Doc,
                         doc.source, word.cmap.span(p.span.start, p.span.end), hint=p.hint)
                 for p in cmd.problems)
             return None
-        out.extend(_one_ref_per_place(compose_word(w, word)) for _, w in cmd.assignments)
-        out.extend(_one_ref_per_place(compose_word(w, word)) for w in cmd.words)
+        out.extend(_one_ref_per_place(compose_word(w)) for _, w in cmd.assignments)
+        out.extend(_one_ref_per_place(compose_word(w)) for w in cmd.words)
     return out
 
 

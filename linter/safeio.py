@@ -56,7 +56,7 @@ def _kind(mode: int) -> str:
         return "a device"
     if stat.S_ISDIR(mode):
         return "a directory"
-    return "not a regular file"
+    return "a special file"
 
 
 def is_regular_file(path: str) -> bool:
@@ -74,9 +74,9 @@ def read_bytes(path: str, max_bytes: int = MAX_SIDE_BYTES) -> bytes:
     except (OSError, ValueError) as exc:
         raise SideFileError(f"cannot read: {getattr(exc, 'strerror', None) or exc}") from None
     if not stat.S_ISREG(st.st_mode):
-        raise SideFileError(f"{_kind(st.st_mode)}, not a regular file; not read")
+        raise SideFileError(f"{_kind(st.st_mode)}, not a regular file")
     if st.st_size > max_bytes:
-        raise SideFileError(f"{st.st_size:,} bytes, over the {max_bytes:,}-byte limit; not read")
+        raise SideFileError(f"{st.st_size:,} bytes, over the {max_bytes:,}-byte limit")
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
                      | getattr(os, "O_NOCTTY", 0))
@@ -85,7 +85,7 @@ def read_bytes(path: str, max_bytes: int = MAX_SIDE_BYTES) -> bytes:
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise SideFileError(f"{_kind(st.st_mode)}, not a regular file; not read")
+            raise SideFileError(f"{_kind(st.st_mode)}, not a regular file")
         chunks = []
         left = max_bytes + 1
         while left > 0:
@@ -100,7 +100,7 @@ def read_bytes(path: str, max_bytes: int = MAX_SIDE_BYTES) -> bytes:
         os.close(fd)
     data = b"".join(chunks)
     if len(data) > max_bytes:
-        raise SideFileError(f"over the {max_bytes:,}-byte limit; not read")
+        raise SideFileError(f"over the {max_bytes:,}-byte limit")
     return data
 
 
@@ -119,7 +119,7 @@ def decode_utf8(data: bytes) -> str:
 def read_text(path: str, max_bytes: int = MAX_SIDE_BYTES) -> str:
     data = read_bytes(path, max_bytes)
     if b"\0" in data[:8192]:
-        raise SideFileError("binary file (contains NUL bytes); not read")
+        raise SideFileError("binary file (contains NUL bytes)")
     return decode_utf8(data)
 
 
@@ -155,7 +155,7 @@ def loads_json(text: str, max_depth: int = MAX_JSON_DEPTH, allow_nan: bool = Tru
     ``allow_nan=False`` refuses them."""
     deep = json_depth_exceeds(text, max_depth)
     if deep is not None:
-        raise SideFileError(f"JSON nested deeper than {max_depth} levels; not read", deep)
+        raise SideFileError(f"JSON nested deeper than {max_depth} levels", deep)
     try:
         if allow_nan:
             return json.loads(text)
@@ -202,7 +202,7 @@ def _alias_budget(text: str, limit: int) -> None:
                     sizes[anchor] = count - begin + 1
             if count > limit:
                 raise SideFileError(f"more than {limit:,} values once aliases are expanded "
-                                    "(an alias bomb?); not read", event.start_mark.index)
+                                    "(an alias bomb?)", event.start_mark.index)
     except SideFileError:
         raise
     except Exception:  # noqa: BLE001 - a syntax error: the loader reports it with its mark
@@ -338,7 +338,7 @@ def loads_yaml(text: str, max_nodes: int = MAX_YAML_NODES, name: str = "",
     deep = nesting_depth_exceeds(text)
     if deep is not None:
         raise SideFileError(f"nesting deeper than {MAX_DEPTH} levels at "
-                            f"{where(text, deep, name)}; not parsed", deep)
+                            f"{where(text, deep, name)}", deep)
     if "*" in text:
         try:
             _alias_budget(text, max_nodes)
@@ -364,7 +364,7 @@ def loads_yaml(text: str, max_nodes: int = MAX_YAML_NODES, name: str = "",
     try:
         return yaml.load(text)
     except RecursionError:
-        raise SideFileError(f"nesting deeper than {MAX_DEPTH} levels; not parsed") from None
+        raise SideFileError(f"nesting deeper than {MAX_DEPTH} levels") from None
     except Exception as exc:  # ruamel's MarkedYAMLError, ConstructorError, the C reader's
         raise yaml_problem(exc, text, name) from None
 
@@ -589,5 +589,5 @@ def open_regular(path: str) -> BinaryIO:
         raise SideFileError(f"cannot read: {exc.strerror or exc}") from None
     if not stat.S_ISREG(mode):
         os.close(fd)
-        raise SideFileError(f"{_kind(mode)}, not a regular file; not read")
+        raise SideFileError(f"{_kind(mode)}, not a regular file")
     return os.fdopen(fd, "rb")

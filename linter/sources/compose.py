@@ -171,7 +171,8 @@ def dotenv(source: SourceFile) -> tuple[dict[str, str], Finding | None]:
         lines = safeio.decode_utf8(data).splitlines()
     except safeio.SideFileError as err:
         shown = os.path.join(os.path.dirname(source.path), ".env")
-        what = f"the .env beside {os.path.basename(source.path)} (its variables are not used)"
+        what = (f"the .env beside {os.path.basename(source.path)} is not read "
+                "(its variables are not used)")
         return {}, safeio.side_finding(shown, err, what, data=data)
     values: dict[str, str] = {}
     for line in lines:
@@ -420,7 +421,7 @@ def _built_image(doc: Doc, build: Any, word: Callable[[Any], Word], found: Found
         except safeio.SideFileError as err:
             found.findings.append(safeio.side_finding(
                 os.path.normpath(shown), err,
-                f"the Dockerfile of {os.path.basename(doc.source.path)}'s build "
+                f"the Dockerfile of {os.path.basename(doc.source.path)}'s build is not read "
                 "(what the image runs is not known)"))
             return None
         source = SourceFile(os.path.normpath(shown), text, "dockerfile")

@@ -321,7 +321,8 @@ def _follow_script(source: SourceFile, stage: _Stage, words: list[str], ctx: Con
     except SideFileError as err:
         found = Found()
         found.findings.append(side_finding(
-            shown, err, f"the script {script} that {os.path.basename(source.path)} starts"))
+            shown, err,
+            f"the script {script} that {os.path.basename(source.path)} starts is not read"))
         return found
     script_src = SourceFile(shown, text, "shell")
     # values from the Dockerfile have no position in the script

@@ -48,6 +48,15 @@ MAX_MARKDOWN_BLOCKS = 10_000
 MAX_VALUE_CHARS = 1 << 17
 
 
+# Side files one run keeps parsed (safeio.memo), so that launches naming the same file read it
+# once: a 3.2 MiB GGUF header beside 1,000 launches, or a 0.75 MiB --config, was read and parsed
+# 1,000 times (over 120 s).  A parsed value takes a few times its file's bytes (a YAML list of
+# 130,000 items: 0.75 MiB of text, about 10 MiB of values); real runs name a few dozen side
+# files of a few KiB.
+SIDE_CACHE_ENTRIES = 1_024
+SIDE_CACHE_BYTES = 32 << 20  # bytes of the files (a GGUF file: of its header) the values came from
+
+
 def launches_full(count: int) -> bool:
     """True once a file's readers have found more launches than are checked: a reader of many
     parts (YAML documents, compose services, Markdown blocks) stops there, and

@@ -21,6 +21,7 @@ from .prepass import engine_mention, may_matter
 from .source import SourceFile, Span
 from .sources import FileResult, extract
 from .records import dataclass, field, replace
+from .safeio import side_files
 
 if TYPE_CHECKING:
     from .config import LoadedConfig
@@ -114,6 +115,7 @@ def discover_inputs(paths: list[str], options: "Options | None" = None
     return out
 
 
+@side_files()
 def read_files(paths: list[str], stdin_text: str | None = None,
                stdin_filename: str | None = None, command: str | None = None,
                max_bytes: int | None = None,
@@ -267,6 +269,7 @@ def selector(options: Options, cfg: "LoadedConfig", path: str) -> Callable[[str]
     return is_selected
 
 
+@side_files()  # the files read and the launches analysed share one cache
 def lint(paths: list[str], options: Options, stdin_text: str | None = None,
          stdin_filename: str | None = None, command: str | None = None,
          cancelled: Callable[[], bool] | None = None) -> RunResult:

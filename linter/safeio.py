@@ -25,7 +25,9 @@ import math
 import os
 import re
 import stat
-from typing import TYPE_CHECKING, Any, BinaryIO
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Iterator, TypeVar
 
 if TYPE_CHECKING:
     from .findings import Finding, Severity
@@ -33,6 +35,8 @@ if TYPE_CHECKING:
 MAX_SIDE_BYTES = 4 * 1024 * 1024
 MAX_JSON_DEPTH = 200  # far below the interpreter's recursion limit; real configs nest < 10
 MAX_YAML_NODES = 100_000  # nodes a document may expand to, aliases counted at full size
+
+T = TypeVar("T")
 
 
 class SideFileError(Exception):
@@ -45,6 +49,101 @@ class SideFileError(Exception):
         self.message = message
         self.offset = offset
         self.places = places
+
+
+# ------------------------------------------------------------------------ read once per run
+
+class _Run:
+    """One run's parsed side files: key -> (value or SideFileError, cost), oldest first."""
+
+    __slots__ = ("entries", "bytes")
+
+    def __init__(self) -> None:
+        self.entries: dict[tuple[Any, ...], tuple[Any, int]] = {}
+        self.bytes = 0
+
+
+_RUN: ContextVar[_Run | None] = ContextVar("mgpu_lint_side_files", default=None)
+
+
+@contextmanager
+def side_files() -> Iterator[None]:
+    """Side files read inside this block are parsed once per state (``memo``): a script of
+    1,000 launches naming one --config or GGUF file read and parsed it 1,000 times.  The cache
+    lives for the block only (one lint: runner.lint, read_files), so a long-lived process (the
+    language server) reads an edited side file again on its next lint whatever the file
+    system's timestamps say; a block inside another shares the outer one's cache.  A context
+    variable, so the language server's worker thread has a cache of its own."""
+    if _RUN.get() is not None:
+        yield
+        return
+    token = _RUN.set(_Run())
+    try:
+        yield
+    finally:
+        _RUN.reset(token)
+
+
+def _state(path: str) -> tuple[int, ...] | None:
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def memo(path: str, kind: tuple[Any, ...], load: Callable[[str], T],
+         cost: Callable[[T], int] | None = None) -> T:
+    """``load(path)``, or what it gave (or raised: a SideFileError) for the same ``kind`` of
+    reading of the same file in the same state earlier in this run (``side_files``).
+
+    ``kind`` holds everything besides the file that the result depends on (the reader, its
+    limits, the name messages give the file).  The file is named by its identity and state from
+    one ``os.stat`` (device, inode, type, size, modification and change times), taken before
+    and again after ``load``: a file changed meanwhile is not kept.  Outside ``side_files``,
+    or when the file cannot be stat'ed, nothing is kept.  Values are shared between callers:
+    they must not be changed (callers only read them).  The cache holds at most
+    bounds.SIDE_CACHE_ENTRIES results and bounds.SIDE_CACHE_BYTES bytes of the files they were
+    read from (``cost`` of the value, else the file's size), dropping the oldest first."""
+    run = _RUN.get()
+    before = _state(path) if run is not None else None
+    if run is None or before is None:
+        return load(path)
+    key = (*kind, *before)
+    hit = run.entries.get(key)
+    if hit is None:
+        try:
+            value: Any = load(path)
+        except SideFileError as exc:
+            value = exc
+        if _state(path) != before:
+            if isinstance(value, SideFileError):
+                raise value
+            return value  # type: ignore[no-any-return]
+        # a failure keeps only its message (a GGUF file of many GiB whose header is refused)
+        size = 0 if isinstance(value, SideFileError) else \
+            before[3] if cost is None else cost(value)
+        hit = (value, size)
+        _keep(run, key, hit)
+    value = hit[0]
+    if isinstance(value, SideFileError):
+        # a new exception each time: one raised again would gather every raise's traceback
+        raise SideFileError(value.message, value.offset, value.places)
+    return value  # type: ignore[no-any-return]
+
+
+def _keep(run: _Run, key: tuple[Any, ...], entry: tuple[Any, int]) -> None:
+    from .bounds import SIDE_CACHE_BYTES, SIDE_CACHE_ENTRIES
+
+    if entry[1] > SIDE_CACHE_BYTES:
+        return
+    entries = run.entries
+    while entries and (len(entries) >= SIDE_CACHE_ENTRIES
+                       or run.bytes + entry[1] > SIDE_CACHE_BYTES):
+        oldest = next(iter(entries))
+        run.bytes -= entries.pop(oldest)[1]
+    entries[key] = entry
+    run.bytes += entry[1]
 
 
 def _kind(mode: int) -> str:

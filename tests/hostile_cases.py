@@ -234,6 +234,32 @@ def fifo_config_json(d: Path, scale: float) -> list[str]:
     return ["deploy.yaml"]
 
 
+def gguf_tokens(n: int) -> bytes:
+    """A metadata value: ``tokenizer.ggml.tokens``, an array of ``n`` strings (type 9 of 8)."""
+    key = b"tokenizer.ggml.tokens"
+    return (struct.pack("<Q", len(key)) + key + struct.pack("<IIQ", 9, 8, n)
+            + (struct.pack("<Q", 3) + b"tok") * n)
+
+
+def big_gguf_beside_launches(d: Path, scale: float) -> list[str]:
+    """A 3.2 MiB GGUF header (300,000 tokenizer strings) named by 1,000 launches of a script:
+    each launch read the header again (over 120 s)."""
+    (d / "m.gguf").write_bytes(gguf_model(raw_meta=gguf_tokens(max(1000, int(300_000 * scale)))))
+    (d / "run.sh").write_text("llama-server -m ./m.gguf -ngl 99\n"
+                              * max(20, int(1000 * scale)))
+    return ["run.sh"]
+
+
+def big_config_beside_launches(d: Path, scale: float) -> list[str]:
+    """A 0.75 MiB --config (a list of 130,000 names) named by 1,000 launches: each launch
+    parsed it again and converted each item (over 120 s)."""
+    (d / "c.yaml").write_text("tensor-parallel-size: 2\n" + f"# {'x' * 60}\n" * 5_000
+                              + "served-model-name: [" + "a, " * int(130_000 * scale) + "a]\n")
+    (d / "run.sh").write_text("vllm serve meta-llama/Llama-3.1-8B-Instruct --config c.yaml\n"
+                              * max(20, int(1000 * scale)))
+    return ["run.sh"]
+
+
 def fifo_gguf(d: Path, scale: float) -> list[str]:
     os.mkfifo(d / "m.gguf")
     (d / "run.sh").write_text(shell("llama-server -m ./m.gguf -ngl 99"))
@@ -610,6 +636,9 @@ CASES: dict[str, Case] = {
     "gguf-nested-arrays": _sh("llama-server -m ./m.gguf -ngl 99",
                               ("m.gguf", gguf_model(raw_meta=gguf_nested_array(2000)))),
     "gguf-fifo": fifo_gguf,
+    # one side file named by 1,000 launches: read once (safeio.memo)
+    "gguf-header-beside-many-launches": big_gguf_beside_launches,
+    "config-yaml-beside-many-launches": big_config_beside_launches,
     # compose .env and .gitignore
     "env-fifo": fifo_env_beside_compose,
     "build-dockerfile-fifo": fifo_dockerfile_of_build,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import queue
 import subprocess
 import sys
@@ -687,3 +688,25 @@ def test_config_change_on_disk_is_reapplied(client: Client, tmp_path: Path) -> N
     hover = client.request("textDocument/hover", {"textDocument": {"uri": uri},
                                                   "position": diags["MG013"]["range"]["start"]})
     assert "(https://docs.example.org/mgpu/MG013.html)" in hover["contents"]["value"]
+
+
+def test_an_edited_side_file_is_read_again_on_the_next_lint(client: Client,
+                                                            tmp_path: Path) -> None:
+    """Side files are read once a lint (safeio.memo), not once a server: a --config edited on
+    disk (same size, modification time put back) shows on the next lint of the script."""
+    config = tmp_path / "c.yaml"
+    config.write_text("no-such-kez: 1\n")
+    uri = (tmp_path / "serve.sh").as_uri()
+    text = "vllm serve m --config c.yaml\n"
+
+    def unknown(published: dict[str, Any]) -> list[str]:
+        return [d["message"].split("`")[1] for d in published["diagnostics"]
+                if d["code"] == "MG004"]
+
+    assert unknown(client.open(uri, text, "shellscript")) == ["no-such-kez"]
+    st = config.stat()
+    config.write_text("no-such-kex: 1\n")
+    os.utime(config, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert unknown(client.change(uri, text + "\n", 2)) == ["no-such-kex"]
+    client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+    client.diagnostics(uri)

@@ -49,3 +49,153 @@ def test_an_unread_side_file_says_not_read_once(tmp_path: Path, capsys) -> None:
         "the script /serve.sh that Dockerfile starts is not read: not valid UTF-8: byte 0xff at "
         "byte offset 13",
     ]
+
+
+# ------------------------------------------------------------------------ read once per run
+
+CONFIG = ("tensor-parallel-size: 2\nenforce-eager: false\nno-such-option: 3\n"
+          "max-model-len: 8k\nmax-model-len: 16k\nserved-model-name: [a, b]\ndtype: nonsense\n")
+CONFIG_JSON = json.dumps({"num_hidden_layers": 32, "hidden_size": 4096,
+                          "num_attention_heads": 32, "num_key_value_heads": 8,
+                          "intermediate_size": 14336, "vocab_size": 128256,
+                          "model_type": "llama"})
+
+
+def _many_launches(d: Path) -> list[Path]:
+    """Three launches naming each kind of side file, and three services building one
+    Dockerfile beside one .env."""
+    from tests.hostile_cases import gguf_model
+
+    (d / "c.yaml").write_text(CONFIG)
+    (d / "big.yaml").write_text("#" * 2_000_000)
+    (d / "m.gguf").write_bytes(gguf_model())
+    (d / "model").mkdir()
+    (d / "model" / "config.json").write_text(CONFIG_JSON)
+    script = d / "run.sh"
+    script.write_text(3 * ("vllm serve meta-llama/Llama-3.1-8B-Instruct --config c.yaml -tp 4\n"
+                           "vllm serve ./model --config ./c.yaml\n"
+                           "python -m vllm.entrypoints.api_server --model ./model --config c.yaml\n"
+                           "vllm serve m --config big.yaml\n"
+                           "llama-server -m ./m.gguf -ngl 99 -sm row\n"))
+    (d / "Dockerfile").write_text(f"FROM {IMAGE}\nENV HF_HOME=/x\n")
+    (d / ".env").write_text("PORT=80\n")
+    compose = d / "compose.yaml"
+    compose.write_text("services:\n" + "".join(
+        f"  s{i}:\n    build: .\n"
+        '    command: ["--model", "./model", "-tp", "3", "--port", "${PORT}"]\n'
+        for i in range(3)))
+    return [script, compose]
+
+
+def test_each_side_file_is_read_once_and_findings_are_as_read_every_time(
+        tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A script of 1,000 launches naming one 3.2 MiB GGUF file or one 0.75 MiB --config read
+    and parsed it 1,000 times (over 120 s).  Read once a run, a failure (over the limit) as
+    well; the findings are those of reading the file for every launch."""
+    from mgpu_lint import safeio
+
+    paths = _many_launches(tmp_path)
+    reads: dict[str, int] = {}
+    read_bytes, open_regular = safeio.read_bytes, safeio.open_regular
+
+    def counted(real):
+        def read(path: str, *args):
+            name = os.path.relpath(path, tmp_path)
+            reads[name] = reads.get(name, 0) + 1
+            return real(path, *args)
+        return read
+
+    monkeypatch.setattr(safeio, "read_bytes", counted(read_bytes))
+    monkeypatch.setattr(safeio, "open_regular", counted(open_regular))
+    once = lint(capsys, *paths)
+    assert reads == {"c.yaml": 1, "big.yaml": 1, "m.gguf": 1, "model/config.json": 1,
+                     "Dockerfile": 1, ".env": 1}
+    codes = sorted({f["code"] for f in once})
+    assert {"MG004", "MG006", "MG007"} <= set(codes)
+    monkeypatch.setattr(safeio, "memo", lambda path, kind, load, cost=None: load(path))
+    reads.clear()
+    every_time = lint(capsys, *paths)
+    assert reads["c.yaml"] == 9 and reads["m.gguf"] == 3
+    assert once == every_time
+
+
+def _same_stat_edit(path: Path, text: str) -> None:
+    """Rewrite ``path`` with ``text`` of the same length, its modification time put back (a
+    coarse clock, or an editor that keeps it): only the change time tells."""
+    st = path.stat()
+    assert len(text.encode()) == st.st_size
+    path.write_text(text)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def test_a_side_file_edited_between_two_lints_of_one_process_is_read_again(
+        tmp_path: Path) -> None:
+    """The language server lints in one process: the second lint sees the edited --config,
+    even one of the same size and modification time."""
+    from mgpu_lint.options import Options
+    from mgpu_lint.runner import lint as run
+
+    config = tmp_path / "c.yaml"
+    config.write_text("no-such-kez: 1\n")
+    script = tmp_path / "run.sh"
+    script.write_text("vllm serve m --config c.yaml\nvllm serve m --config c.yaml\n")
+
+    def unknown() -> list[str]:
+        return [f.message.split("`")[1] for f in run([str(script)], Options()).findings
+                if f.code == "MG004"]
+
+    assert unknown() == ["no-such-kez", "no-such-kez"]
+    _same_stat_edit(config, "no-such-kex: 1\n")
+    assert unknown() == ["no-such-kex", "no-such-kex"]
+
+
+def test_memo_keeps_a_value_per_state_and_within_its_bounds(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mgpu_lint import bounds, safeio
+
+    calls: list[str] = []
+
+    def load(path: str) -> str:
+        calls.append(path)
+        return Path(path).read_text()
+
+    paths = [tmp_path / f"f{i}" for i in range(3)]
+    for p in paths:
+        p.write_text("x" * 10)
+    assert safeio.memo(str(paths[0]), ("k",), load) == "x" * 10  # outside a run: not kept
+    assert safeio.memo(str(paths[0]), ("k",), load) == "x" * 10
+    assert len(calls) == 2
+    for bound, value, read in (("SIDE_CACHE_ENTRIES", 3, 3), ("SIDE_CACHE_ENTRIES", 2, 6),
+                               ("SIDE_CACHE_BYTES", 25, 6)):
+        with monkeypatch.context() as m, safeio.side_files():
+            m.setattr(bounds, bound, value)
+            calls.clear()
+            for p in paths + paths:  # past the bound, the third evicts the first
+                safeio.memo(str(p), ("k",), load)
+            assert len(calls) == read, (bound, value)
+    with safeio.side_files():
+        calls.clear()
+        for kind in ("k", "k", "other kind"):
+            safeio.memo(str(paths[2]), (kind,), load)
+        assert len(calls) == 2
+
+        def editing(path: str) -> str:  # the file changes while it is read: not kept
+            calls.append(path)
+            Path(path).write_text("y" * 11)
+            return "x" * 10
+        calls.clear()
+        assert safeio.memo(str(paths[1]), ("e",), editing) == "x" * 10
+        assert safeio.memo(str(paths[1]), ("e",), load) == "y" * 11
+        assert len(calls) == 2
+
+        def failing(path: str) -> str:
+            calls.append(path)
+            raise safeio.SideFileError("broken", 3, ((3, "here"),))
+        calls.clear()
+        for _ in range(3):
+            with pytest.raises(safeio.SideFileError) as err:
+                safeio.memo(str(paths[2]), ("f",), failing)
+            assert (err.value.message, err.value.offset, err.value.places) == \
+                ("broken", 3, ((3, "here"),))
+        assert len(calls) == 1
+

@@ -56,6 +56,7 @@ class GgufHeader:
     tensors: int
     params: int  # elements of every tensor
     weight_bytes: int  # bytes of every tensor as stored
+    header_bytes: int = 0  # bytes of the file read for it (what safeio.memo keeps it at)
 
     @property
     def architecture(self) -> str | None:
@@ -118,13 +119,30 @@ class _Reader:
 
 def read_header(path: str) -> GgufHeader:
     """Metadata and tensor totals of a GGUF file; GgufError when it is not one or cannot be
-    read (a FIFO or device is refused before any read: see safeio)."""
+    read (a FIFO or device is refused before any read: see safeio).  Read once per state of
+    the file in a run (safeio.memo): every launch naming the model asks."""
     from .. import safeio
 
     try:
-        fh = safeio.open_regular(path)
+        return safeio.memo(path, ("gguf",), _header_or_side_error,
+                           cost=lambda h: h.header_bytes)
     except safeio.SideFileError as err:
         raise GgufError(err.message) from None
+
+
+def _header_or_side_error(path: str) -> GgufHeader:
+    try:
+        return _read_header(path)
+    except GgufError as err:
+        from ..safeio import SideFileError
+
+        raise SideFileError(str(err)) from None
+
+
+def _read_header(path: str) -> GgufHeader:
+    from .. import safeio
+
+    fh = safeio.open_regular(path)
     with fh:
         r = _Reader(fh)
         if r.take(4) != MAGIC:
@@ -160,4 +178,4 @@ def read_header(path: str) -> GgufHeader:
             _, per_block, block_bytes = info
             params += elements
             size += elements // per_block * block_bytes
-        return GgufHeader(meta, n_tensors, params, size)
+        return GgufHeader(meta, n_tensors, params, size, r.read_bytes)

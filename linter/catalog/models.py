@@ -213,9 +213,17 @@ def read_local_config(dir_path: str) -> ModelShape | None:
 
     The parameter count is estimated from the shape (embeddings, attention, MLP or experts).
     """
-    from .. import bounds, safeio
+    from .. import safeio
 
     path = os.path.join(dir_path, "config.json")
+    name = os.path.basename(os.path.normpath(dir_path)) or str(dir_path)
+    # every launch naming the directory asks: read once a run (safeio.memo)
+    return safeio.memo(path, ("config.json", name), lambda p: _read_config(p, name))
+
+
+def _read_config(path: str, name: str) -> ModelShape | None:
+    from .. import bounds, safeio
+
     try:  # regular file, size and nesting limits (linter/safeio.py)
         cfg = safeio.loads_json(safeio.read_text(path, CONFIG_JSON_MAX_BYTES))
     except safeio.SideFileError:
@@ -227,8 +235,7 @@ def read_local_config(dir_path: str) -> ModelShape | None:
     if isinstance(text, dict):
         cfg = {**{k: v for k, v in cfg.items() if k != "text_config"}, **text}
     try:
-        shape = _shape_from_config(cfg, os.path.basename(os.path.normpath(dir_path)) or
-                                   str(dir_path), lengths)
+        shape = _shape_from_config(cfg, name, lengths)
     except (TypeError, ValueError, KeyError, ArithmeticError, RecursionError):  # ValueError:
         # pydantic's ValidationError too
         return None  # ArithmeticError: zero heads, 1e400, huge integers as floats

@@ -251,6 +251,7 @@ def register(app: typer.Typer) -> None:
                               normalise_target_version)
         from ..options import Options
         from ..runner import read_files
+        from ..safeio import side_files
 
         try:
             explicit = load_file(config) if config else None
@@ -269,17 +270,18 @@ def register(app: typer.Typer) -> None:
                                          param_hint="'--gpu'")
         options = Options(gpu=gpu, gpus_per_node=gpus_per_node,
                           target_version=target if target_version else None, config=explicit)
-        try:
-            run = read_files(list(paths or []), command=command,
-                             config_of=lambda path: config_for(path, explicit))
-        except ConfigError as exc:
-            raise typer.BadParameter(str(exc), param_hint="'--config'") from None
-        launches = run.launches
-        fileset = FileSet(run.services, run.hpas, launches)
-        try:
-            deps = [resolved(la, options, fileset) for la in launches]
-        except ConfigError as exc:
-            raise typer.BadParameter(str(exc), param_hint="'--config'") from None
+        with side_files():  # read once for every launch naming them (safeio.memo)
+            try:
+                run = read_files(list(paths or []), command=command,
+                                 config_of=lambda path: config_for(path, explicit))
+            except ConfigError as exc:
+                raise typer.BadParameter(str(exc), param_hint="'--config'") from None
+            launches = run.launches
+            fileset = FileSet(run.services, run.hpas, launches)
+            try:
+                deps = [resolved(la, options, fileset) for la in launches]
+            except ConfigError as exc:
+                raise typer.BadParameter(str(exc), param_hint="'--config'") from None
         if fmt.value == "json":
             typer.echo(json.dumps({"version": 1, "launches": [
                 launch_dict(la, target, dep) for la, dep in zip(launches, deps)]}, indent=2))

@@ -167,7 +167,8 @@ def dotenv(source: SourceFile) -> tuple[dict[str, str], Finding | None]:
         return {}, None
     data = None
     try:
-        data = safeio.read_bytes(path, DOTENV_MAX_BYTES)
+        data = safeio.memo(path, ("bytes", DOTENV_MAX_BYTES),  # once for all its documents
+                           lambda p: safeio.read_bytes(p, DOTENV_MAX_BYTES))
         lines = safeio.decode_utf8(data).splitlines()
     except safeio.SideFileError as err:
         shown = os.path.join(os.path.dirname(source.path), ".env")
@@ -416,19 +417,27 @@ def _built_image(doc: Doc, build: Any, word: Callable[[Any], Word], found: Found
             return None
         shown = os.path.join(os.path.dirname(doc.source.path), context,
                              dockerfile or "Dockerfile")
-        try:
-            text = safeio.read_text(path)
+        try:  # services building one Dockerfile read and parse it once (safeio.memo)
+            image = safeio.memo(path, ("compose-build", target),
+                                lambda p: _build_of(p, os.path.normpath(shown), target))
         except safeio.SideFileError as err:
             found.findings.append(safeio.side_finding(
                 os.path.normpath(shown), err,
                 f"the Dockerfile of {os.path.basename(doc.source.path)}'s build is not read "
                 "(what the image runs is not known)"))
             return None
-        source = SourceFile(os.path.normpath(shown), text, "dockerfile")
+        return (image, at) if image is not None else None
     from .dockerfile import built_image  # only for a service with `build:`
 
-    image = built_image(source, target, None if is_scalar(inline) else os.path.realpath(path))
+    image = built_image(source, target)
     return (image, at) if image is not None else None
+
+
+def _build_of(path: str, shown: str, target: str | None) -> BuiltImage | None:
+    from .dockerfile import built_image  # only for a service with `build:`
+
+    source = SourceFile(shown, safeio.read_text(path), "dockerfile")
+    return built_image(source, target, os.path.realpath(path))
 
 
 def _run_built(image: BuiltImage, at: Span, args: list[Word], scope: Scope) -> Found:

@@ -21,7 +21,7 @@ import posixpath
 import re
 
 from ..launch import Context, EnvVar, Located
-from ..safeio import SideFileError, is_regular_file, read_text, side_finding
+from ..safeio import SideFileError, is_regular_file, memo, read_text, side_finding
 from ..source import CharMap, MapBuilder, SourceFile, Span, Word, unknown_words
 from .commandline import Found, Scope, find_launches, launch_from_image, search_script
 from ..records import dataclass, field, replace
@@ -317,7 +317,7 @@ def _follow_script(source: SourceFile, stage: _Stage, words: list[str], ctx: Con
         return None
     shown = os.path.relpath(path) if not os.path.isabs(source.path) else path
     try:
-        text = read_text(path)
+        text = memo(path, ("text",), read_text)
     except SideFileError as err:
         found = Found()
         found.findings.append(side_finding(
@@ -352,7 +352,7 @@ def _command(stage: _Stage) -> tuple[_Instruction | None, _Instruction | None, W
     return entry, cmd, root.image
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, frozen=True)  # shared by the services building one file (safeio.memo)
 class BuiltImage:
     """What an image built from a Dockerfile starts with, for a compose service's `build:`:
     the ENTRYPOINT and CMD its stages end with (exec form: the words; shell form: the text),

@@ -322,12 +322,8 @@ def lint(paths: list[str], options: Options, stdin_text: str | None = None,
     for result in run.files:
         src = result.source
         if result.ignores:
-            for f in by_source.get(id(src), ()):
-                codes = tuple(c for span, listed in result.ignores
-                              if span.start <= f.span.start < span.end
-                              for c in suppress.parse_codes(listed))
-                if codes:
-                    annotations[id(f)] = codes
+            annotations.update(suppress.annotation_codes(by_source.get(id(src), ()),
+                                                         result.ignores))
     final: list[Finding] = []
     for key, findings in by_source.items():
         src = sources[key]

@@ -768,6 +768,20 @@ CASES: dict[str, Case] = {
     "compose-references-within-the-budget": _full_file("compose.yaml", lambda n: (
         f"services:\n  s:\n    image: {VLLM_IMAGE}\n    command: vllm serve m"
         + " a${A}" * min(n // 6, 200_000) + "\n")),
+    # suppressions: each finding looked through every directive, each file-wide directive
+    # marked every other (over 120 s), and each stale one was a finding of its own
+    "many-stale-suppressions": _full_file("run.sh", lambda n: (
+        "vllm serve meta-llama/Llama-3.1-70B-Instruct -tp 3  # mgpu-lint: disable=MG999\n"
+        * 1000 + "# mgpu-lint: disable=MG102\n" * max(0, n // 27 - 3000))),
+    "many-file-wide-suppressions": _full_file("run.sh", lambda n: (
+        "# mgpu-lint: disable-file=MG102,MG103\n" * (n // 40)
+        + "vllm serve meta-llama/Llama-3.1-70B-Instruct -tp 3\n" * 1000)),
+    # each finding looked through every object's `mgpu-lint/ignore` annotation (24 s)
+    "many-annotated-objects": _full_file("x.yaml", lambda n: "---\n".join(
+        deployment(["meta-llama/Llama-3.1-70B-Instruct", "-tp", "3"]).replace(
+            "name: hostile", f"name: e{i}") for i in range(min(1000, n // 2000))) + "".join(
+        f"---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c{i}, annotations: "
+        "{mgpu-lint/ignore: MG102}}\ndata: {a: b}\n" for i in range(n // 125))),
     "yaml-flow-list-of-short-words": _full_file("compose.yaml", lambda n: (
         "services:\n  s:\n    image: vllm/vllm-openai:v0.30.0\n    command: ["
         + "a," * (n // 2) + "a]\n")),

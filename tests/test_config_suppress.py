@@ -84,3 +84,102 @@ def test_k8s_annotation(tmp_path: Path, capsys) -> None:
         "    command: [sh, -c, \"vllm serve 'x\"]\n")
     code, out, _ = run(capsys, str(p))
     assert "MG003" not in out, out
+
+
+def test_stale_suppressions_past_the_limit_are_summed_up(tmp_path: Path, capsys) -> None:
+    p = tmp_path / "a.sh"
+    p.write_text("# mgpu-lint: disable=MG002\n" * 105 + "vllm serve m\n")
+    code, out, _ = run(capsys, str(p))
+    lines = [x for x in out.splitlines() if "MG012" in x]
+    assert len(lines) == 101 and lines[99].startswith(f"{p}:100:1: MG012")
+    assert f"{p}:101:1: MG012 [info] and 5 more suppressions in this file from here on " \
+           "that suppressed nothing, not listed one by one (the first 100 are)" in out
+    assert code == 0
+
+
+def test_suppressions_match_the_search_of_every_directive() -> None:
+    """suppress.apply finds a finding's directives through an index by (line, code); the
+    reference is the search of every directive, kept here.  Random files of directives
+    (own-line, end-of-line, file-wide, prefixes, repeated codes) and findings with anchors."""
+    import random
+
+    from mgpu_lint import suppress
+    from mgpu_lint.findings import Finding, Severity
+    from mgpu_lint.source import SourceFile, Span
+
+    def reference(findings, source, anchors, annotations):
+        dirs = suppress.directives(source)
+        kept = []
+        for f in findings:
+            line, _ = source.line_col(f.span.start)
+            lines = {line, *anchors.get(id(f), ())}
+            hit = any(f.code.startswith(c) for c in annotations.get(id(f), ()))
+            for d in dirs:
+                if any(f.code.startswith(c) for c in d.codes) and (
+                        d.file_wide or lines.intersection(d.lines)):
+                    d.used = (d.used or set()) | {c for c in d.codes if f.code.startswith(c)}
+                    hit = True
+            if not hit:
+                kept.append(f)
+        return kept, dirs
+
+    rng = random.Random(11)
+    codes = ["MG1", "MG10", "MG101", "MG102", "MG2", "MG201", "MG3"]
+    for _ in range(300):
+        lines = []
+        for _ in range(rng.randint(1, 12)):
+            pick = ", ".join(rng.choice(codes) for _ in range(rng.randint(1, 3)))
+            lines.append(rng.choice([
+                f"# mgpu-lint: disable={pick}", f"vllm serve m  # mgpu-lint: disable={pick}",
+                f"# mgpu-lint: disable-file={pick}", "vllm serve m", "echo"]))
+        text = "\n".join(lines) + "\n"
+        source = SourceFile("a.sh", text, "shell")
+        starts = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"][:-1]
+        findings = [Finding(rng.choice(codes + ["MG1019", "MG301"]), Severity.ERROR, "m",
+                            source, Span(s, s + 1))
+                    for s in rng.choices(starts, k=rng.randint(0, 8))]
+        anchors = {id(f): (rng.randint(1, len(lines)),) for f in findings if rng.random() < 0.4}
+        annotations = {id(f): ("MG2",) for f in findings if rng.random() < 0.1}
+        got, got_dirs = suppress.apply(findings, source, anchors, annotations)
+        want, want_dirs = reference(findings, source, anchors, annotations)
+        assert got == want, text
+        assert [d.used or set() for d in got_dirs] == [d.used or set() for d in want_dirs], text
+
+
+def test_annotation_codes_match_the_search_of_every_object() -> None:
+    """suppress.annotation_codes sweeps findings and objects in order; the reference looks
+    through every object's span for each finding.  Random trees of nested or separate objects
+    (as YAML nodes are), findings anywhere."""
+    import random
+
+    from mgpu_lint import suppress
+    from mgpu_lint.findings import Finding, Severity
+    from mgpu_lint.source import SourceFile, Span
+
+    source = SourceFile("x.yaml", "x" * 400, "k8s")
+    rng = random.Random(5)
+
+    def tree(lo: int, hi: int, depth: int) -> list[Span]:
+        out, at = [], lo
+        while at < hi - 2 and rng.random() < 0.7:
+            a = rng.randint(at, hi - 2)
+            b = rng.randint(a + 1, min(hi, a + 60))
+            out.append(Span(a, b))
+            if depth < 3:
+                out.extend(tree(a, b, depth + 1))
+            at = b
+        return out
+
+    for _ in range(300):
+        spans = tree(0, 400, 0)
+        ignores = [(s, rng.choice(["MG102", "MG3, MG101", "MG7"])) for s in spans]
+        rng.shuffle(ignores)
+        findings = [Finding("MG102", Severity.ERROR, "m", source, Span(a, a + 1))
+                    for a in (rng.randint(0, 399) for _ in range(rng.randint(0, 20)))]
+        want = {}
+        for f in findings:
+            codes = tuple(c for span, listed in ignores if span.start <= f.span.start < span.end
+                          for c in suppress.parse_codes(listed))
+            if codes:
+                want[id(f)] = codes
+        assert suppress.annotation_codes(findings, ignores) == want

@@ -55,6 +55,17 @@ MAX_VALUE_CHARS = 1 << 17
 # files of a few KiB.
 SIDE_CACHE_ENTRIES = 1_024
 SIDE_CACHE_BYTES = 32 << 20  # bytes of the files (a GGUF file: of its header) the values came from
+# Bytes of side files one file's launches may have read, each file counted once however many
+# launches name it (safeio.memo).  A side file that would pass the total is not read, nor any
+# other after the total is spent (MG001 at the first, side_cut_findings; a --config not read
+# leaves the launch's settings unknown).  1,000 launches naming 1,000 different 0.9 MiB
+# configs are 0.9 GB of YAML, which the loader reads at up to 4 s a MiB (a flow list of
+# 300,000 one-letter names, PyYAML's scalars; 36 s for 12 of them): 1 MiB, a config at its
+# own limit (vllm_config.CONFIG_MAX_BYTES), is 4 s at worst.  A real file's launches name a
+# few configs, config.json files or Dockerfiles of a few KiB, and a GGUF header or a few
+# (3-10 MiB each, counted at a sixteenth: the header reader takes 0.05 s a MiB).
+SIDE_BYTES_PER_FILE = 1 << 20
+GGUF_BYTES_PER_SIDE_BYTE = 16
 
 
 def launches_full(count: int) -> bool:
@@ -68,9 +79,12 @@ MAX_FINDINGS_PER_CODE = 100
 
 class ReadBudget:
     """The shell words a file may still have lexed (``split_commands`` counts them), and the
-    place in the file where they ran out (None until they do)."""
+    place in the file where they ran out (None until they do); the bytes of side files its
+    launches may still have read (``SIDE_BYTES_PER_FILE``, spent by safeio.memo), the side
+    files already counted, and where the first one was refused (offsets, its name)."""
 
-    __slots__ = ("words", "cut", "reported", "what")
+    __slots__ = ("words", "cut", "reported", "what", "side_bytes", "side_seen", "side_cut",
+                 "side_reported")
 
     def __init__(self) -> None:
         self.words = MAX_SHELL_WORDS
@@ -78,6 +92,10 @@ class ReadBudget:
         self.reported = False
         # what the budget counted when it ran out, for the finding
         self.what = "words"
+        self.side_bytes = SIDE_BYTES_PER_FILE
+        self.side_seen: set[tuple[int, int]] = set()  # (device, inode)
+        self.side_cut: tuple[int, int, str] | None = None
+        self.side_reported = False
 
 
 def cut_findings(source: Any) -> list[Any]:
@@ -95,6 +113,29 @@ def cut_findings(source: Any) -> list[Any]:
         f"{budget.what} (no deployment's scripts come close), so the rest of it is not checked",
         source, Span(budget.cut, min(budget.cut + 1, len(source.text))),
         hint="lint the part of the file that launches the engine on its own",
+    )]
+
+
+def side_cut_findings(source: Any) -> list[Any]:
+    """The MG001 warning at the first side file ``source``'s launches name that is not read
+    because their side files passed SIDE_BYTES_PER_FILE, once."""
+    budget = source.budget
+    if budget.side_cut is None or budget.side_reported:
+        return []
+    budget.side_reported = True
+    from .findings import Finding, Severity
+    from .source import Span
+
+    start, end, name = budget.side_cut
+    end = min(end, len(source.text))  # a model's place may come from another file's text
+    start = min(start, end)
+    return [Finding(
+        "MG001", Severity.WARNING,
+        f"{name} is not read: the side files this file's launches name would pass "
+        f"{SIDE_BYTES_PER_FILE:,} bytes (no deployment's come close), so it and the side files "
+        "first named after it are not read, and what they set is unknown",
+        source, Span(start, end),
+        hint="lint the launches that name many large side files in parts",
     )]
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .catalog import knowledge
 from .engines import ENGINES
@@ -184,12 +184,12 @@ def _local_dir(source_path: str, ref: str) -> str | None:
     return candidate
 
 
-def _gguf_shape(path: str) -> tuple[ModelShape, Precision] | None:
+def _gguf_shape(path: str, spend: Any) -> tuple[ModelShape, Precision] | None:
     """Shape and exact bits per weight from a local GGUF file's header."""
     from .catalog import gguf_header, knowledge
 
     try:
-        h = gguf_header.read_header(path)
+        h = gguf_header.read_header(path, spend)
     except (OSError, gguf_header.GgufError):
         return None
 
@@ -240,12 +240,14 @@ def model_facts(inv: Invocation, launch: Launch, settings: Settings,
         key = (launch.source.path, ref)
         local = local_dirs[key] if key in local_dirs else \
             local_dirs.setdefault(key, _local_dir(*key))
+    # a model read from a file counts against the side-file bytes of the launch's file
+    spend = (launch.source.budget, model.span or launch.program.span, f"the model {ref}")
     if local is not None:
-        shape = knowledge.read_local_config(local)
+        shape = knowledge.read_local_config(local, spend)
         origin = "config.json"
     elif ref.lower().endswith(".gguf"):
         path = _beside(launch.source.path, ref)
-        from_header = _gguf_shape(path) if path and os.path.isfile(path) else None
+        from_header = _gguf_shape(path, spend) if path and os.path.isfile(path) else None
         if from_header is not None:
             shape, hint = from_header
             origin = "GGUF header"

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Callable, Mapping
 
 from .analyze import FileSet, analyze
 from . import bounds
-from .bounds import cut_findings
+from .bounds import cut_findings, side_cut_findings
 from .discover import candidates, kind_by_name, read_source
 from .findings import Finding, Severity, internal_error
 from .launch import HpaInfo, Launch, ServiceInfo
@@ -65,6 +65,7 @@ def extract_file(source: SourceFile, images: Mapping[str, str] | None = None) ->
             result = extract(source)
         result.launches.sort(key=lambda la: la.program.span.start)
         result.findings.extend(cut_findings(source))
+        result.findings.extend(side_cut_findings(source))
         cap = bounds.MAX_LAUNCHES
         if len(result.launches) > cap:
             first = result.launches[cap]
@@ -304,6 +305,7 @@ def lint(paths: list[str], options: Options, stdin_text: str | None = None,
                 raise LintCancelled
             try:
                 found = analyze(launch, cfg.settings, options, fileset)
+                found = [*found, *side_cut_findings(launch.source)]
             except Exception as exc:  # noqa: BLE001 - errors are values
                 found = [internal_error(src, exc)]
             first = src.line_col(launch.program.span.start)[0]

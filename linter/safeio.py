@@ -30,7 +30,9 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Iterator, TypeVar
 
 if TYPE_CHECKING:
+    from .bounds import ReadBudget
     from .findings import Finding, Severity
+    from .source import Span
 
 MAX_SIDE_BYTES = 4 * 1024 * 1024
 MAX_JSON_DEPTH = 200  # far below the interpreter's recursion limit; real configs nest < 10
@@ -92,8 +94,15 @@ def _state(path: str) -> tuple[int, ...] | None:
     return (st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
+class SideBudgetSpent(SideFileError):
+    """A side file not read because the file naming it has read its side-file bytes
+    (bounds.SIDE_BYTES_PER_FILE); the MG001 is bounds.side_cut_findings', once a file."""
+
+
 def memo(path: str, kind: tuple[Any, ...], load: Callable[[str], T],
-         cost: Callable[[T], int] | None = None) -> T:
+         cost: Callable[[T], int] | None = None,
+         spend: "tuple[ReadBudget, Span, str] | None" = None, limit: int = MAX_SIDE_BYTES
+         ) -> T:
     """``load(path)``, or what it gave (or raised: a SideFileError) for the same ``kind`` of
     reading of the same file in the same state earlier in this run (``side_files``).
 
@@ -104,11 +113,27 @@ def memo(path: str, kind: tuple[Any, ...], load: Callable[[str], T],
     or when the file cannot be stat'ed, nothing is kept.  Values are shared between callers:
     they must not be changed (callers only read them).  The cache holds at most
     bounds.SIDE_CACHE_ENTRIES results and bounds.SIDE_CACHE_BYTES bytes of the files they were
-    read from (``cost`` of the value, else the file's size), dropping the oldest first."""
+    read from (``cost`` of the value, else the file's size), dropping the oldest first.
+
+    ``spend``: the budget of the file whose launch names this one, the place it is named and
+    its name: a side file the budget has not counted yet costs it the same bytes (none when it
+    is refused), or, when they would pass what is left, is not read (SideBudgetSpent, the
+    place kept for the MG001).  ``limit``: the most bytes ``load`` reads."""
     run = _RUN.get()
     before = _state(path) if run is not None else None
     if run is None or before is None:
         return load(path)
+    ident = (before[0], before[1])
+    budget = spend[0] if spend is not None and ident not in spend[0].side_seen else None
+    # a file that costs its size is refused before it would pass the budget (one over the
+    # reader's ``limit`` is refused by the reader, for nothing); one that costs what is read
+    # of it (a GGUF header) once the budget is spent
+    need = 1 if cost is not None else before[3] if before[3] <= limit else 0
+    if budget is not None and need > budget.side_bytes:
+        if budget.side_cut is None:
+            at = spend[1]  # type: ignore[index]
+            budget.side_cut = (at.start, at.end, spend[2])  # type: ignore[index]
+        raise SideBudgetSpent("its launch's file names too many side-file bytes")
     key = (*kind, *before)
     hit = run.entries.get(key)
     if hit is None:
@@ -116,15 +141,15 @@ def memo(path: str, kind: tuple[Any, ...], load: Callable[[str], T],
             value: Any = load(path)
         except SideFileError as exc:
             value = exc
-        if _state(path) != before:
-            if isinstance(value, SideFileError):
-                raise value
-            return value  # type: ignore[no-any-return]
         # a failure keeps only its message (a GGUF file of many GiB whose header is refused)
         size = 0 if isinstance(value, SideFileError) else \
             before[3] if cost is None else cost(value)
         hit = (value, size)
-        _keep(run, key, hit)
+        if _state(path) == before:
+            _keep(run, key, hit)
+    if budget is not None:
+        budget.side_seen.add(ident)
+        budget.side_bytes -= hit[1]
     value = hit[0]
     if isinstance(value, SideFileError):
         # a new exception each time: one raised again would gather every raise's traceback

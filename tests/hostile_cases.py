@@ -260,6 +260,20 @@ def big_config_beside_launches(d: Path, scale: float) -> list[str]:
     return ["run.sh"]
 
 
+def many_configs_beside_launches(d: Path, scale: float) -> list[str]:
+    """Launches naming 12 different 0.9 MiB --config files of 300,000 one-letter names each:
+    the YAML loader takes about 3.7 s for each (36 s); bounds.SIDE_BYTES_PER_FILE stops after
+    one."""
+    body = ("tensor-parallel-size: 2\nserved-model-name: ["
+            + "a, " * int(0.9 * (1 << 20) * scale / 3) + "a]\n")
+    n = max(3, int(12 * scale))
+    for i in range(n):
+        (d / f"c{i}.yaml").write_text(body)
+    (d / "run.sh").write_text("".join(
+        f"vllm serve meta-llama/Llama-3.1-8B-Instruct --config c{i}.yaml\n" for i in range(n)))
+    return ["run.sh"]
+
+
 def fifo_gguf(d: Path, scale: float) -> list[str]:
     os.mkfifo(d / "m.gguf")
     (d / "run.sh").write_text(shell("llama-server -m ./m.gguf -ngl 99"))
@@ -639,6 +653,7 @@ CASES: dict[str, Case] = {
     # one side file named by 1,000 launches: read once (safeio.memo)
     "gguf-header-beside-many-launches": big_gguf_beside_launches,
     "config-yaml-beside-many-launches": big_config_beside_launches,
+    "many-configs-beside-launches": many_configs_beside_launches,
     # compose .env and .gitignore
     "env-fifo": fifo_env_beside_compose,
     "build-dockerfile-fifo": fifo_dockerfile_of_build,

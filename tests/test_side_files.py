@@ -112,7 +112,7 @@ def test_each_side_file_is_read_once_and_findings_are_as_read_every_time(
                      "Dockerfile": 1, ".env": 1}
     codes = sorted({f["code"] for f in once})
     assert {"MG004", "MG006", "MG007"} <= set(codes)
-    monkeypatch.setattr(safeio, "memo", lambda path, kind, load, cost=None: load(path))
+    monkeypatch.setattr(safeio, "memo", lambda path, kind, load, **_: load(path))
     reads.clear()
     every_time = lint(capsys, *paths)
     assert reads["c.yaml"] == 9 and reads["m.gguf"] == 3
@@ -221,3 +221,34 @@ def test_a_gguf_vocabulary_is_read_past_not_kept(tmp_path: Path) -> None:
     assert header.metadata["tokenizer.ggml.tokens"] == 200_000
     assert header.architecture == "llama" and header.metadata["general.name"] == "hostile"
     assert peak < 1 << 20, peak  # the list of 200,000 strings took 13 MiB
+
+
+def test_side_files_of_one_file_stop_at_its_budget(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """1,000 launches naming 1,000 different 0.9 MiB configs were 0.9 GB of YAML to read.  A
+    file's launches read side files up to bounds.SIDE_BYTES_PER_FILE, each file counted once:
+    one that would pass it is not read (MG001 once, at the first), and its launch's settings
+    are unknown; a file counted before is still read."""
+    from mgpu_lint import bounds, safeio
+    from mgpu_lint.engines import parse_launch
+    from mgpu_lint.options import Options
+    from mgpu_lint.runner import lint as run, read_files
+
+    monkeypatch.setattr(bounds, "SIDE_BYTES_PER_FILE", 100)
+    for name in "ab":
+        (tmp_path / f"{name}.yaml").write_text(f"no-such-{name}: 1\n".ljust(59, "#") + "\n")
+    script = tmp_path / "run.sh"
+    order = "aabab"
+    script.write_text("".join(f"vllm serve m --config {n}.yaml\n" for n in order))
+    with safeio.side_files():
+        opened = [parse_launch(la)[0].open_span is not None
+                  for la in read_files([str(script)]).launches]
+    assert opened == [False, False, True, False, True]
+    findings = run([str(script)], Options()).findings
+    assert [(f.code, f.message.split("`")[1]) for f in findings if f.code == "MG004"] == \
+        [("MG004", "no-such-a")] * 3
+    (cut,) = [f for f in findings if f.code == "MG001"]
+    line = cut.source.line_col(cut.span.start)[0]
+    assert (line, cut.source.text[cut.span.start:cut.span.end]) == (3, "b.yaml")
+    assert cut.message.startswith("--config b.yaml is not read: the side files this file's "
+                                  "launches name would pass 100 bytes")

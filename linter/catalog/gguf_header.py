@@ -126,15 +126,17 @@ class _Reader:
         raise GgufError(f"unknown value type {vtype}")
 
 
-def read_header(path: str) -> GgufHeader:
+def read_header(path: str, spend: Any = None) -> GgufHeader:
     """Metadata and tensor totals of a GGUF file; GgufError when it is not one or cannot be
     read (a FIFO or device is refused before any read: see safeio).  Read once per state of
-    the file in a run (safeio.memo): every launch naming the model asks."""
-    from .. import safeio
+    the file in a run (safeio.memo): every launch naming the model asks.  ``spend``: the
+    budget to count it against (memo's)."""
+    from .. import bounds, safeio
 
     try:
         return safeio.memo(path, ("gguf",), _header_or_side_error,
-                           cost=lambda h: h.header_bytes)
+                           cost=lambda h: h.header_bytes // bounds.GGUF_BYTES_PER_SIDE_BYTE,
+                           spend=spend)
     except safeio.SideFileError as err:
         raise GgufError(err.message) from None
 

@@ -208,8 +208,9 @@ def lora_modules(shape: ModelShape) -> dict[str, tuple[int, int]] | None:
 CONFIG_JSON_MAX_BYTES = 4 * 1024 * 1024
 
 
-def read_local_config(dir_path: str) -> ModelShape | None:
-    """A shape from the ``config.json`` in ``dir_path`` (None when absent or unusable).
+def read_local_config(dir_path: str, spend: Any = None) -> ModelShape | None:
+    """A shape from the ``config.json`` in ``dir_path`` (None when absent or unusable, or not
+    read: ``spend`` is the budget to count it against, safeio.memo's).
 
     The parameter count is estimated from the shape (embeddings, attention, MLP or experts).
     """
@@ -218,7 +219,11 @@ def read_local_config(dir_path: str) -> ModelShape | None:
     path = os.path.join(dir_path, "config.json")
     name = os.path.basename(os.path.normpath(dir_path)) or str(dir_path)
     # every launch naming the directory asks: read once a run (safeio.memo)
-    return safeio.memo(path, ("config.json", name), lambda p: _read_config(p, name))
+    try:
+        return safeio.memo(path, ("config.json", name), lambda p: _read_config(p, name),
+                           spend=spend, limit=CONFIG_JSON_MAX_BYTES)
+    except safeio.SideBudgetSpent:
+        return None
 
 
 def _read_config(path: str, name: str) -> ModelShape | None:

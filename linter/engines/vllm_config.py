@@ -115,7 +115,13 @@ class ConfigMixin:
 
         try:  # read and parsed once a run for every launch naming it (safeio.memo)
             loaded = safeio.memo(path, ("vllm-config", word.text),
-                                  lambda p: _parse_config(p, word.text))
+                                  lambda p: _parse_config(p, word.text),
+                                  spend=(self.launch.source.budget, word.span,
+                                         f"--config {word.text}"), limit=CONFIG_MAX_BYTES)
+        except safeio.SideBudgetSpent:
+            # the file may set any option: what the launch does not state is unknown
+            self.b.open_span = self.b.open_span or word.span
+            return None
         except safeio.SideFileError as exc:  # not a regular file, too big, not UTF-8
             loaded = _Loaded("", None, (), None, exc, {})
         text, data, duplicates, why, error, _ = loaded

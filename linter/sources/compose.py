@@ -419,7 +419,11 @@ def _built_image(doc: Doc, build: Any, word: Callable[[Any], Word], found: Found
                              dockerfile or "Dockerfile")
         try:  # services building one Dockerfile read and parse it once (safeio.memo)
             image = safeio.memo(path, ("compose-build", target),
-                                lambda p: _build_of(p, os.path.normpath(shown), target))
+                                lambda p: _build_of(p, os.path.normpath(shown), target),
+                                spend=(doc.source.budget, at,
+                                       f"the Dockerfile {os.path.normpath(shown)}"))
+        except safeio.SideBudgetSpent:
+            return None  # what the image runs is not known
         except safeio.SideFileError as err:
             found.findings.append(safeio.side_finding(
                 os.path.normpath(shown), err,

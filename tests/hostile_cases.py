@@ -761,6 +761,17 @@ CASES: dict[str, Case] = {
     # of 210,000 stages took over 40 s)
     "many-dockerfile-stages": _full_file("Dockerfile", lambda n: (
         f"FROM {VLLM_IMAGE} AS s\nRUN echo a\n") * (n // 45)),
+    # a Dockerfile of 1.6 million instructions, of one instruction over 1.9 million lines, of
+    # exec-form arrays of 1.9 million elements: every instruction was kept with its map
+    # (686 MiB), each element built character by character and read twice (19.5 s, 993 MiB)
+    "many-dockerfile-instructions": _full_file("Dockerfile", lambda n: (
+        f"FROM {VLLM_IMAGE}\n" + "RUN a\n" * (n // 6))),
+    "many-dockerfile-continuation-lines": _full_file("Dockerfile", lambda n: (
+        f"FROM {VLLM_IMAGE}\nRUN a" + " \\\n a" * (n // 5))),
+    "long-exec-form-entrypoint": _full_file("Dockerfile", lambda n: (
+        f'FROM {VLLM_IMAGE}\nENTRYPOINT ["vllm", "serve", "m"' + ', "a"' * (n // 5) + "]\n")),
+    "long-exec-form-cmd": _full_file("Dockerfile", lambda n: (
+        f'FROM {VLLM_IMAGE}\nCMD ["m"' + ', "a"' * (n // 5) + "]\n")),
     # a value that doubles on each line (2^41 characters from a 300-byte script: over 9 GiB);
     # a value longer than bounds.MAX_VALUE_CHARS is unknown where it is expanded
     "doubling-variable": _sh("x=ab\n" + "x=$x$x\n" * 40 + "vllm serve $x"),

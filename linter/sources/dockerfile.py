@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
+from typing import Iterator
 
 from ..launch import Context, EnvVar, Located
 from ..safeio import SideFileError, is_regular_file, memo, read_text, side_finding
@@ -32,12 +33,31 @@ _JSON_PLAIN = re.compile(r'[^"\\]+')  # a JSON string's characters up to a quote
 _JSON_ESC = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 
 
-@dataclass(slots=True)
 class _Instruction:
-    name: str
-    text: str  # arguments after the instruction word, continuation lines joined
-    cmap: CharMap
-    line_offset: int
+    """One instruction: its name, its arguments after the instruction word (continuation lines
+    joined) and their map to the file.  The map of an instruction written over several lines is
+    made when it is first asked for: most are RUNs, whose map only a `pip install` pin needs,
+    and one RUN of 1.9 million continuation lines (9.5 MiB) has two runs a line."""
+
+    __slots__ = ("name", "text", "_cmap", "_file", "_start", "_escape", "_arg_start")
+
+    def __init__(self, name: str, text: str, cmap: CharMap | None, file: str = "",
+                 start: int = 0, escape: str = "\\", arg_start: int = 0) -> None:
+        self.name = name
+        self.text = text
+        self._cmap = cmap
+        # where the instruction's first line starts in ``file``, to map it again (cmap)
+        self._file, self._start, self._escape, self._arg_start = file, start, escape, arg_start
+
+    @property
+    def cmap(self) -> CharMap:
+        if self._cmap is None:
+            places = MapBuilder()  # each character of the logical line: one file character
+            logical, _ = _logical_line(self._file, self._start, self._escape, places)
+            full = places.build(0)
+            n = len(logical)
+            self._cmap = full.slice(self._arg_start, n, tail=full.end(n - 1))
+        return self._cmap
 
 
 @dataclass(slots=True)
@@ -55,57 +75,86 @@ class _Stage:
     copies: list[tuple[str, str, bool]] = field(default_factory=list)
 
 
-def _instructions(text: str) -> list[_Instruction]:
+def _line_end(text: str, pos: int) -> int:
+    """Where the physical line that starts at ``pos`` ends (its newline, or the end of text)."""
+    e = text.find("\n", pos)
+    return len(text) if e < 0 else e
+
+
+def _logical_line(text: str, pos: int, escape: str, places: MapBuilder | None
+                  ) -> tuple[str, int]:
+    """The logical line that starts with the physical line at ``pos``, and where the line
+    after it starts (past the end of ``text`` at its end).  A line ending in the escape
+    character continues on the next line; comment and blank lines inside it are dropped, as
+    BuildKit does.  ``places`` (when given) gets each character's place in the file."""
+    n = len(text)
+    chars: list[str] = []
+    while True:
+        e = _line_end(text, pos)
+        body = text[pos:e].rstrip("\r")
+        trimmed = body.rstrip(" \t")
+        cont = trimmed.endswith(escape)
+        if cont:
+            body = trimmed[:-1]
+        chars.append(body)
+        if places is not None:
+            places.linear(pos, len(body))
+        pos = e + 1
+        if not cont:
+            break
+        while pos <= n:
+            e = _line_end(text, pos)
+            line = text[pos:e]
+            if not (line.lstrip().startswith("#") or not line.strip()):
+                break
+            pos = e + 1
+        if pos > n:
+            break
+        chars.append(" ")
+        if places is not None:
+            places.linear(pos - 1, 1)
+    return "".join(chars), pos
+
+
+def _instructions(text: str) -> Iterator[_Instruction]:
+    """The instructions of a Dockerfile, one at a time (a list of 1.6 million `RUN a` of a
+    9.5 MiB file held 500 MiB)."""
     escape = "\\"
-    lines = text.split("\n")
-    offsets = []
+    n = len(text)
     pos = 0
-    for line in lines:
-        offsets.append(pos)
-        pos += len(line) + 1
-    for line in lines:
+    while pos <= n:  # the parser directives: comment lines at the top
+        e = _line_end(text, pos)
+        line = text[pos:e]
         if not line.startswith("#"):
             break
         m = _ESCAPE_DIRECTIVE.match(line.rstrip("\r"))
         if m:
             escape = m.group(1)
-    result: list[_Instruction] = []
-    i = 0
-    while i < len(lines):
-        line = lines[i].rstrip("\r")
+        pos = e + 1
+    pos = 0
+    while pos <= n:
+        e = _line_end(text, pos)
+        line = text[pos:e].rstrip("\r")
         if not line.strip() or line.lstrip().startswith("#"):
-            i += 1
+            pos = e + 1
             continue
-        chars: list[str] = []
-        places = MapBuilder()  # each character of the logical line: one file character
-        start_line = i
-        while True:
-            body = lines[i].rstrip("\r")
-            cont = body.rstrip(" \t").endswith(escape)
-            if cont:
-                body = body.rstrip(" \t")[:-1]
-            chars.append(body)
-            places.linear(offsets[i], len(body))
-            i += 1
-            if not cont:
-                break
-            while i < len(lines) and (lines[i].lstrip().startswith("#") or not lines[i].strip()):
-                i += 1
-            if i >= len(lines):
-                break
-            chars.append(" ")
-            places.linear(offsets[i] - 1, 1)
-        logical = "".join(chars)
+        start = pos
+        if not line.rstrip(" \t").endswith(escape):
+            # one physical line (most instructions): the arguments are a slice of it
+            pos = e + 1
+            m = _INSTR.match(line)
+            if m is None:
+                continue
+            a = m.end()
+            yield _Instruction(m.group(1).upper(), line[a:],
+                               CharMap(start + a, len(line) - a, tail=start + len(line)))
+            continue
+        logical, pos = _logical_line(text, start, escape, None)
         m = _INSTR.match(logical)
-        if not m:
+        if m is None:
             continue
-        arg_start = m.end()
-        full = places.build(0)
-        n = len(logical)
-        tail = full.end(n - 1) if n else 0
-        result.append(_Instruction(m.group(1).upper(), logical[arg_start:],
-                                   full.slice(arg_start, n, tail=tail), offsets[start_line]))
-    return result
+        yield _Instruction(m.group(1).upper(), logical[m.end():], None, text, start, escape,
+                           m.end())
 
 
 def _json_array(ins: _Instruction) -> list[Word] | None:
@@ -122,6 +171,7 @@ def _json_array(ins: _Instruction) -> list[Word] | None:
     skip()
     if i >= n or text[i] != "[":
         return None
+    cmap = ins.cmap
     i += 1
     words: list[Word] = []
     skip()
@@ -132,34 +182,19 @@ def _json_array(ins: _Instruction) -> list[Word] | None:
         if i >= n or text[i] != '"':
             return None
         i += 1
-        chars: list[str] = []
-        places = MapBuilder()
-        while i < n and text[i] != '"':
-            if text[i] == "\\":
-                if i + 1 >= n:
-                    return None
-                e = text[i + 1]
-                if e in _JSON_ESC:
-                    chars.append(_JSON_ESC[e])
-                    places.char(ins.cmap.start(i), ins.cmap.end(i + 1))
-                    i += 2
-                    continue
-                if e == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", text[i + 2:i + 6]):
-                    chars.append(chr(int(text[i + 2:i + 6], 16)))
-                    places.char(ins.cmap.start(i), ins.cmap.end(i + 5))
-                    i += 6
-                    continue
+        j = _JSON_PLAIN.match(text, i)
+        j = j.end() if j is not None else i
+        if j < n and text[j] == '"':
+            # no escape (most elements): the word is a slice of the instruction's text, whose
+            # map is sliced without building one character by character
+            words.append(Word(text[i:j], cmap.slice(i, j, tail=cmap.start(j)), quoted=True))
+            i = j + 1
+        else:
+            word = _json_string(text, i, cmap)
+            if word is None:
                 return None
-            j = _JSON_PLAIN.match(text, i).end()  # type: ignore[union-attr]
-            chars.append(text[i:j])
-            places.extend(ins.cmap, i, j)
-            i = j
-        if i >= n:
-            return None
-        tail = ins.cmap.start(i)
-        i += 1
-        words.append(Word("".join(chars), places.build(tail) if chars
-                          else CharMap(tail, 0, tail=tail), quoted=True))
+            i = word[1]
+            words.append(word[0])
         skip()
         if i < n and text[i] == ",":
             i += 1
@@ -169,6 +204,39 @@ def _json_array(ins: _Instruction) -> list[Word] | None:
             skip()
             return words if i == n else None
         return None
+
+
+def _json_string(text: str, i: int, cmap: CharMap) -> tuple[Word, int] | None:
+    """The JSON string whose characters start at ``i`` (after its opening quote) as a word,
+    and where its closing quote ends; None when it is not valid."""
+    n = len(text)
+    chars: list[str] = []
+    places = MapBuilder()
+    while i < n and text[i] != '"':
+        if text[i] == "\\":
+            if i + 1 >= n:
+                return None
+            e = text[i + 1]
+            if e in _JSON_ESC:
+                chars.append(_JSON_ESC[e])
+                places.char(cmap.start(i), cmap.end(i + 1))
+                i += 2
+                continue
+            if e == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", text[i + 2:i + 6]):
+                chars.append(chr(int(text[i + 2:i + 6], 16)))
+                places.char(cmap.start(i), cmap.end(i + 5))
+                i += 6
+                continue
+            return None
+        j = _JSON_PLAIN.match(text, i).end()  # type: ignore[union-attr]
+        chars.append(text[i:j])
+        places.extend(cmap, i, j)
+        i = j
+    if i >= n:
+        return None
+    tail = cmap.start(i)
+    return Word("".join(chars), places.build(tail) if chars
+                else CharMap(tail, 0, tail=tail), quoted=True), i + 1
 
 
 def _env_pairs(ins: _Instruction, env: dict[str, EnvVar], source: SourceFile) -> None:
@@ -203,6 +271,8 @@ def _stages(source: SourceFile) -> list[_Stage]:
     # the first stage of each alias (what a later `FROM alias` builds on), looked up at once:
     # scanning every stage before each FROM was quadratic (9.5 MiB of 210,000 stages, over 40 s)
     first_of: dict[str, _Stage] = {}
+    from . import pip_pin
+
     for ins in _instructions(source.text):
         if ins.name == "FROM":
             parts = ins.text.split()
@@ -242,8 +312,6 @@ def _stages(source: SourceFile) -> list[_Stage]:
             if copy is not None:
                 stages[-1].copies.append(copy)
         elif ins.name == "RUN":
-            from . import pip_pin
-
             pin = pip_pin(source, ins.text)
             if pin is not None:
                 m = ins.text.find(pin.value, 0)
@@ -396,21 +464,21 @@ def _final_stage(source: SourceFile, stage: _Stage) -> Found:
     ctx = Context(kind="dockerfile",
                   image=Located(base.text, base.span, source) if base is not None else None)
     scope = Scope(source, ctx, env=dict(stage.env), version_pin=stage.pin)
-    first = entry if entry is not None else cmd
+    # each array read once: its words are half of what a long one costs
+    entry_words = _json_array(entry) if entry is not None else None
+    cmd_words = _json_array(cmd) if cmd is not None else None
+    first, first_words = (entry, entry_words) if entry is not None else (cmd, cmd_words)
     if first is not None:
-        exec_words = _json_array(first)
-        texts = [w.text for w in exec_words] if exec_words is not None else first.text.split()
-        if entry is not None and cmd is not None and exec_words is not None:
-            more = _json_array(cmd)
-            texts += [w.text for w in more] if more is not None else []
+        texts = [w.text for w in first_words] if first_words is not None else first.text.split()
+        if entry is not None and cmd is not None and entry_words is not None:
+            texts += [w.text for w in cmd_words] if cmd_words is not None else []
         followed = _follow_script(source, stage, texts, ctx)
         if followed is not None:
             return followed
     if entry is not None:
-        words = _json_array(entry)
+        words = entry_words
         if words is None:
             return search_script(entry.text, Word(entry.text, entry.cmap), scope)
-        cmd_words = _json_array(cmd) if cmd is not None else []
         if cmd is None and words:
             # an exec-form ENTRYPOINT without CMD takes its arguments at `docker run IMAGE
             # ARGS` time (Dockerfile reference, "Understand how CMD and ENTRYPOINT interact"):
@@ -425,7 +493,7 @@ def _final_stage(source: SourceFile, stage: _Stage) -> Found:
     if cmd is None:
         # an image that only adds to its base: the command comes at `docker run` time
         return Found()
-    words = _json_array(cmd)
+    words = cmd_words
     if words is None:
         return search_script(cmd.text, Word(cmd.text, cmd.cmap), scope)
     scope.list_form = True

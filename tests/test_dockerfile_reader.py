@@ -1,0 +1,174 @@
+"""The Dockerfile reader (linter/sources/dockerfile.py): its instructions and exec-form words,
+each character mapped to its place, against the reading it replaced (kept here as the
+reference), on random texts of continuations, comments, blank lines, `\\r`, escapes and the
+escape directive."""
+
+from __future__ import annotations
+
+import random
+import re
+
+from mgpu_lint.source import CharMap, MapBuilder, Word
+from mgpu_lint.sources import dockerfile
+
+_INSTR = re.compile(r"^\s*([A-Za-z]+)(\s+|$)")
+_ESCAPE_DIRECTIVE = re.compile(r"^#\s*escape\s*=\s*([\\`])\s*$", re.I)
+
+
+def _reference_instructions(text: str) -> list[tuple[str, str, CharMap]]:
+    """The reader before the instructions were read one at a time (split into lines, every
+    instruction's map built as it was read)."""
+    escape = "\\"
+    lines = text.split("\n")
+    offsets = []
+    pos = 0
+    for line in lines:
+        offsets.append(pos)
+        pos += len(line) + 1
+    for line in lines:
+        if not line.startswith("#"):
+            break
+        m = _ESCAPE_DIRECTIVE.match(line.rstrip("\r"))
+        if m:
+            escape = m.group(1)
+    result = []
+    i = 0
+    while i < len(lines):
+        line = lines[i].rstrip("\r")
+        if not line.strip() or line.lstrip().startswith("#"):
+            i += 1
+            continue
+        chars: list[str] = []
+        places = MapBuilder()
+        while True:
+            body = lines[i].rstrip("\r")
+            cont = body.rstrip(" \t").endswith(escape)
+            if cont:
+                body = body.rstrip(" \t")[:-1]
+            chars.append(body)
+            places.linear(offsets[i], len(body))
+            i += 1
+            if not cont:
+                break
+            while i < len(lines) and (lines[i].lstrip().startswith("#") or not lines[i].strip()):
+                i += 1
+            if i >= len(lines):
+                break
+            chars.append(" ")
+            places.linear(offsets[i] - 1, 1)
+        logical = "".join(chars)
+        m = _INSTR.match(logical)
+        if not m:
+            continue
+        arg_start = m.end()
+        full = places.build(0)
+        n = len(logical)
+        tail = full.end(n - 1) if n else 0
+        result.append((m.group(1).upper(), logical[arg_start:],
+                       full.slice(arg_start, n, tail=tail)))
+    return result
+
+
+def _places(text: str, cmap: CharMap) -> list[tuple[int, int]]:
+    return [(cmap.start(i), cmap.end(i)) for i in range(len(text))] + [(cmap.tail, -1)]
+
+
+_PIECES = ["RUN", "run", "CMD", "ENTRYPOINT", "FROM", "a", "b c", " ", "\t", "\r", "\\", "`",
+           "#", "# c", "\n", "\n", "\n", '"', "[", "]", ",", '\\"', "\\u0041", "\\n", "=",
+           "\f", "\u00a0", "\u2028", "\\\n", " \\ \r\n", "  # c\n", "\n\t\n"]
+
+
+def _random_dockerfile(rng: random.Random) -> str:
+    head = rng.choice(["", "# escape=`\n", "#escape = \\\n", "# syntax=x\n# escape=`\r\n"])
+    return head + "".join(rng.choice(_PIECES) for _ in range(rng.randint(0, 40)))
+
+
+def test_instructions_are_the_reference_reading():
+    rng = random.Random(20)
+    for _ in range(4000):
+        text = _random_dockerfile(rng)
+        got = [(ins.name, ins.text, _places(ins.text, ins.cmap))
+               for ins in dockerfile._instructions(text)]
+        want = [(name, args, _places(args, cmap))
+                for name, args, cmap in _reference_instructions(text)]
+        assert got == want, repr(text)
+
+
+def _reference_json_array(text: str, cmap: CharMap) -> list[tuple[str, list]] | None:
+    """The exec-form words as they were read before plain elements were sliced: every element
+    built character by character."""
+    i, n = 0, len(text)
+    esc = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+    def skip() -> None:
+        nonlocal i
+        while i < n and text[i] in " \t\r\n":
+            i += 1
+
+    skip()
+    if i >= n or text[i] != "[":
+        return None
+    i += 1
+    words: list[Word] = []
+    skip()
+    if i < n and text[i] == "]":
+        return []
+    while True:
+        skip()
+        if i >= n or text[i] != '"':
+            return None
+        i += 1
+        chars: list[str] = []
+        places = MapBuilder()
+        while i < n and text[i] != '"':
+            if text[i] == "\\":
+                if i + 1 >= n:
+                    return None
+                e = text[i + 1]
+                if e in esc:
+                    chars.append(esc[e])
+                    places.char(cmap.start(i), cmap.end(i + 1))
+                    i += 2
+                    continue
+                if e == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", text[i + 2:i + 6]):
+                    chars.append(chr(int(text[i + 2:i + 6], 16)))
+                    places.char(cmap.start(i), cmap.end(i + 5))
+                    i += 6
+                    continue
+                return None
+            j = re.compile(r'[^"\\]+').match(text, i).end()
+            chars.append(text[i:j])
+            places.extend(cmap, i, j)
+            i = j
+        if i >= n:
+            return None
+        tail = cmap.start(i)
+        i += 1
+        words.append(Word("".join(chars), places.build(tail) if chars
+                          else CharMap(tail, 0, tail=tail), quoted=True))
+        skip()
+        if i < n and text[i] == ",":
+            i += 1
+            continue
+        if i < n and text[i] == "]":
+            i += 1
+            skip()
+            return [(w.text, _places(w.text, w.cmap)) for w in words] if i == n else None
+        return None
+
+
+_ARRAY_PIECES = ['"', '"', '"a"', '"b c"', ", ", ",", " ", "\n", "\\n", '\\"', "\\u00e9",
+                 "\\x", "\\", "]", "["]
+
+
+def test_exec_form_words_are_the_reference_reading():
+    rng = random.Random(21)
+    for _ in range(4000):
+        body = "[" + "".join(rng.choice(_ARRAY_PIECES) for _ in range(rng.randint(0, 16)))
+        if rng.random() < 0.5:
+            body = '["a", "b' + rng.choice(["", "\\n"]) + '", "c"]'
+        text = "CMD " + body.replace("\n", rng.choice([" \\\n", "\\\n# c\n", "\n"]))
+        for ins in dockerfile._instructions(text):
+            words = dockerfile._json_array(ins)
+            got = None if words is None else [(w.text, _places(w.text, w.cmap)) for w in words]
+            assert got == _reference_json_array(ins.text, ins.cmap), repr(text)

@@ -27,7 +27,9 @@ MAX_PARAMS = 1e16
 # and each word costs microseconds and each launch up to a millisecond to read and check, so a
 # 10 MiB file of `a a a …` (5 million words) would take over a minute, and one of 13,000
 # Deployments 15 s.
-MAX_SHELL_WORDS = 250_000  # words lexed from one file's shell text (scripts, `sh -c`, RUN …)
+# words lexed from one file's shell text (scripts, `sh -c`, a Dockerfile's ENV …) and of its
+# Dockerfile exec-form arrays
+MAX_SHELL_WORDS = 250_000
 MAX_LAUNCHES = 1_000  # launches of one file that are checked
 # Nodes of one YAML document that are composed (yamlsrc.compose_documents): each costs about
 # 270 bytes and, as a word of a command, 10 us; 9.5 MiB of `command: [a,a,…]` is 5 million nodes
@@ -78,10 +80,11 @@ MAX_FINDINGS_PER_CODE = 100
 
 
 class ReadBudget:
-    """The shell words a file may still have lexed (``split_commands`` counts them), and the
-    place in the file where they ran out (None until they do); the bytes of side files its
-    launches may still have read (``SIDE_BYTES_PER_FILE``, spent by safeio.memo), the side
-    files already counted, and where the first one was refused (offsets, its name)."""
+    """The shell words a file may still have lexed (``split_commands`` counts them, and
+    sources/dockerfile.py the words of exec-form arrays), and the place in the file where they
+    ran out (None until they do); the bytes of side files its launches may still have read
+    (``SIDE_BYTES_PER_FILE``, spent by safeio.memo), the side files already counted, and where
+    the first one was refused (offsets, its name)."""
 
     __slots__ = ("words", "cut", "reported", "what", "side_bytes", "side_seen", "side_cut",
                  "side_reported")
@@ -109,7 +112,7 @@ def cut_findings(source: Any) -> list[Any]:
 
     return [Finding(
         "MG001", Severity.WARNING,
-        f"reading stops here: this file's shell text has more than {MAX_SHELL_WORDS:,} "
+        f"reading stops here: this file's commands have more than {MAX_SHELL_WORDS:,} "
         f"{budget.what} (no deployment's scripts come close), so the rest of it is not checked",
         source, Span(budget.cut, min(budget.cut + 1, len(source.text))),
         hint="lint the part of the file that launches the engine on its own",

@@ -24,9 +24,9 @@ RULES: list[Rule] = [
         treated as binary. Files over the size limit (10 MiB, configurable with
         `max-file-size`) are not read at all, so a stray dump cannot stall CI.
 
-        A file is read only up to a point when its shell text (scripts, `sh -c` scripts, `RUN`
-        lines, Markdown blocks, compose commands, together; each compose `${…}` reference counts
-        as a word) has more than 250,000 words, when it holds more
+        A file is read only up to a point when its commands (scripts, `sh -c` scripts, `RUN`
+        lines, Dockerfile exec-form arrays, Markdown blocks, compose commands, together; each
+        compose `${…}` reference counts as a word) have more than 250,000 words, when it holds more
         than 1,000 launches or (Markdown) 10,000 code blocks, or at a YAML document of more
         than 250,000 nodes (values, keys, lists and mappings; 100,000 where the fast YAML
         reader cannot read the file and the slower one does): a warning says where reading

@@ -162,3 +162,17 @@ def test_a_dockerfile_a_service_builds_is_not_nothing_checked(tmp_path: Path, ca
     assert [f["code"] for f in report["findings"]] == ["MG101"]  # 2 GPUs for tp 1, in compose
     code, findings = lint(capsys, dockerfile)
     assert (code, [f["code"] for f in findings]) == (0, ["MG017"])
+
+
+def test_a_dockerfile_whose_words_run_out_claims_nothing(tmp_path: Path, capsys,
+                                                         monkeypatch) -> None:
+    """Reading the Dockerfile stops where its budget of words (linter/bounds.py) runs out, here
+    in a COPY array: its last stage is not known, so neither is what the image runs."""
+    from mgpu_lint import bounds
+
+    (tmp_path / "Dockerfile").write_text('FROM vllm/vllm-openai:v0.10.2\nCOPY ["a", "b", "c"]\n')
+    path = compose(tmp_path, ".")
+    monkeypatch.setattr(bounds, "MAX_SHELL_WORDS", 3)
+    assert [la["engine"] for la in launches(capsys, path)] == ["vllm"]
+    monkeypatch.setattr(bounds, "MAX_SHELL_WORDS", 2)
+    assert launches(capsys, path) == []

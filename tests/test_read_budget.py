@@ -47,6 +47,27 @@ def test_the_budget_is_the_files_across_its_texts(capsys, tmp_path, monkeypatch)
     assert not [f for f in found if f["code"] == "MG017"]
 
 
+_DOCKERFILE = ('FROM vllm/vllm-openai:v0.30.0\nCOPY ["a", "b"]\nENV A=1 B=2\n'
+               'CMD ["meta-llama/Llama-3.1-70B-Instruct", "-tp", "3"]\n')
+
+
+@pytest.mark.parametrize("limit, want", [
+    (7, [("MG701", 1, 6), ("MG102", 4, 51)]),  # 2 + 2 + 3 words: all read
+    (6, [("MG001", 4, 5)]),  # the CMD's last word is one too many: not its launch either
+    (3, [("MG001", 3, 9)]),  # the ENV's second (B=2): nothing after it is read
+])
+def test_a_dockerfiles_exec_form_words_spend_the_files_budget(capsys, tmp_path, monkeypatch,
+                                                              limit, want):
+    """The elements of COPY and CMD arrays are words as ENV's are, counted in the order of the
+    file; where they run out is where reading stops, and no launch is made of what is left."""
+    monkeypatch.setattr(bounds, "MAX_SHELL_WORDS", limit)
+    dockerfile = tmp_path / "Dockerfile"
+    dockerfile.write_text(_DOCKERFILE)
+    found = _findings(capsys, dockerfile)
+    assert [(f["code"], f["range"]["start"]["line"], f["range"]["start"]["column"])
+            for f in found] == want
+
+
 def test_launches_past_the_limit_are_not_checked(capsys, tmp_path, monkeypatch):
     monkeypatch.setattr(bounds, "MAX_LAUNCHES", 3)
     script = tmp_path / "run.sh"

@@ -23,6 +23,7 @@ from typing import Iterator
 
 from ..launch import Context, EnvVar, Located
 from ..safeio import SideFileError, is_regular_file, memo, read_text, side_finding
+from ..bounds import ReadBudget
 from ..source import CharMap, MapBuilder, SourceFile, Span, Word, unknown_words
 from .commandline import Found, Scope, find_launches, launch_from_image, search_script
 from ..records import dataclass, field, replace
@@ -39,12 +40,15 @@ class _Instruction:
     made when it is first asked for: most are RUNs, whose map only a `pip install` pin needs,
     and one RUN of 1.9 million continuation lines (9.5 MiB) has two runs a line."""
 
-    __slots__ = ("name", "text", "_cmap", "_file", "_start", "_escape", "_arg_start")
+    __slots__ = ("name", "text", "words", "_cmap", "_file", "_start", "_escape", "_arg_start")
 
     def __init__(self, name: str, text: str, cmap: CharMap | None, file: str = "",
                  start: int = 0, escape: str = "\\", arg_start: int = 0) -> None:
         self.name = name
         self.text = text
+        # an ENTRYPOINT's, CMD's, COPY's or ADD's exec-form words (None: shell form), read once
+        # by _stages in the order of the file, so they spend the file's budget of words there
+        self.words: list[Word] | None = None
         self._cmap = cmap
         # where the instruction's first line starts in ``file``, to map it again (cmap)
         self._file, self._start, self._escape, self._arg_start = file, start, escape, arg_start
@@ -157,8 +161,16 @@ def _instructions(text: str) -> Iterator[_Instruction]:
                            m.end())
 
 
-def _json_array(ins: _Instruction) -> list[Word] | None:
-    """Words of an exec-form JSON array with exact positions, None when not valid JSON."""
+class _OutOfWords(Exception):
+    """The file's budget of words (bounds.ReadBudget) ran out in an exec-form array."""
+
+
+def _json_array(ins: _Instruction, budget: ReadBudget | None = None) -> list[Word] | None:
+    """Words of an exec-form JSON array with exact positions, None when not valid JSON.
+
+    Each element is a word of a command, as a shell word is, and spends one of ``budget``
+    (the file's): past it, _OutOfWords, and the array's place becomes ``budget.cut`` (9.5 MiB
+    of `CMD ["m", "a", "a", …]` is 1.9 million words, 12 s and 530 MiB to read and check)."""
     text = ins.text
     i = 0
     n = len(text)
@@ -195,6 +207,12 @@ def _json_array(ins: _Instruction) -> list[Word] | None:
                 return None
             i = word[1]
             words.append(word[0])
+        if budget is not None:
+            budget.words -= 1
+            if budget.words < 0:
+                if budget.cut is None:
+                    budget.cut = cmap.start(0)
+                raise _OutOfWords
         skip()
         if i < n and text[i] == ",":
             i += 1
@@ -260,20 +278,29 @@ def _env_pairs(ins: _Instruction, env: dict[str, EnvVar], source: SourceFile) ->
 def extract_dockerfile(source: SourceFile) -> Found:
     stages = _stages(source)
     if not stages:
-        return Found()
+        return Found()  # when reading stopped short, runner.extract_file says where
     return _final_stage(source, stages[-1])
 
 
-def _stages(source: SourceFile) -> list[_Stage]:
+def _stages(source: SourceFile) -> list[_Stage] | None:
     """The build stages of a Dockerfile, in order, each with what it inherits from the stage it
-    is built `FROM`."""
+    is built `FROM`; None when reading stopped short (the file's budget of words ran out, at
+    ``source.budget.cut``): what the image runs is not known."""
     stages: list[_Stage] = []
     # the first stage of each alias (what a later `FROM alias` builds on), looked up at once:
     # scanning every stage before each FROM was quadratic (9.5 MiB of 210,000 stages, over 40 s)
     first_of: dict[str, _Stage] = {}
     from . import pip_pin
 
+    budget = source.budget
     for ins in _instructions(source.text):
+        if budget.cut is not None:
+            return None  # an ENV's words ran out: nothing after them is read
+        if ins.name in ("ENTRYPOINT", "CMD", "COPY", "ADD") and stages:
+            try:
+                ins.words = _json_array(ins, budget)
+            except _OutOfWords:
+                return None
         if ins.name == "FROM":
             parts = ins.text.split()
             words = [p for p in parts if not p.startswith("--")]
@@ -316,12 +343,12 @@ def _stages(source: SourceFile) -> list[_Stage]:
             if pin is not None:
                 m = ins.text.find(pin.value, 0)
                 stages[-1].pin = Located(pin.value, ins.cmap.span(m, m + len(pin.value)), source)
-    return stages
+    return stages if budget.cut is None else None
 
 
 def _copy(ins: _Instruction, workdir: str) -> tuple[str, str, bool] | None:
     """A COPY/ADD of one path from the build context: (destination, source, dest is a dir)."""
-    words = _json_array(ins)
+    words = ins.words
     parts = [w.text for w in words] if words is not None else ins.text.split()
     args = [p for p in parts if not p.startswith("--")]
     if any(p.startswith("--from") for p in parts) or len(args) != 2:
@@ -440,6 +467,8 @@ def built_image(source: SourceFile, target: str | None, path: str | None = None
     """The image a build of ``source`` makes: its last stage, or the stage named ``target``
     (`docker build --target`); None when there is no such stage."""
     stages = _stages(source)
+    if stages is None:
+        return None  # reading stopped short of its end (MG001 where it is linted itself)
     if target is not None:
         stage = next((s for s in stages if s.alias == target), None)
     else:
@@ -451,7 +480,7 @@ def built_image(source: SourceFile, target: str | None, path: str | None = None
     def form(ins: _Instruction | None) -> list[str] | str | None:
         if ins is None:
             return None
-        words = _json_array(ins)
+        words = ins.words
         return [w.text for w in words] if words is not None else ins.text
 
     return BuiltImage(base.text if base is not None else None, form(entry), form(cmd),
@@ -464,9 +493,8 @@ def _final_stage(source: SourceFile, stage: _Stage) -> Found:
     ctx = Context(kind="dockerfile",
                   image=Located(base.text, base.span, source) if base is not None else None)
     scope = Scope(source, ctx, env=dict(stage.env), version_pin=stage.pin)
-    # each array read once: its words are half of what a long one costs
-    entry_words = _json_array(entry) if entry is not None else None
-    cmd_words = _json_array(cmd) if cmd is not None else None
+    entry_words = entry.words if entry is not None else None
+    cmd_words = cmd.words if cmd is not None else None
     first, first_words = (entry, entry_words) if entry is not None else (cmd, cmd_words)
     if first is not None:
         texts = [w.text for w in first_words] if first_words is not None else first.text.split()

@@ -41,6 +41,11 @@ MAX_YAML_NODES = 250_000
 # lexed); 9.5 MiB of 150,000 blocks that name the engine took 36 s.  The longest real docs pages
 # have a few hundred.
 MAX_MARKDOWN_BLOCKS = 10_000
+# Lines of a Dockerfile's instructions that are read (sources/dockerfile.py; comment and blank
+# lines between them are not counted): each costs a few microseconds, so 9.5 MiB of 1.6 million
+# `RUN a` took 8 s, one RUN of 1.9 million continuation lines 5 s.  The longest real Dockerfiles
+# have a few hundred lines.
+MAX_DOCKERFILE_LINES = 100_000
 
 
 # Characters of one variable's value that a reference expands to (shell.py _expand); a longer

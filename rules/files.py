@@ -26,8 +26,9 @@ RULES: list[Rule] = [
 
         A file is read only up to a point when its commands (scripts, `sh -c` scripts, `RUN`
         lines, Dockerfile exec-form arrays, Markdown blocks, compose commands, together; each
-        compose `${…}` reference counts as a word) have more than 250,000 words, when it holds more
-        than 1,000 launches or (Markdown) 10,000 code blocks, or at a YAML document of more
+        compose `${…}` reference counts as a word) have more than 250,000 words, when it
+        holds more than 1,000 launches, (Markdown) 10,000 code blocks or (Dockerfile)
+        100,000 lines of instructions, or at a YAML document of more
         than 250,000 nodes (values, keys, lists and mappings; 100,000 where the fast YAML
         reader cannot read the file and the slower one does): a warning says where reading
         stopped, and nothing after it is checked. No real deployment file comes close to any of them; past them a 10 MiB file

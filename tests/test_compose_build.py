@@ -164,10 +164,10 @@ def test_a_dockerfile_a_service_builds_is_not_nothing_checked(tmp_path: Path, ca
     assert (code, [f["code"] for f in findings]) == (0, ["MG017"])
 
 
-def test_a_dockerfile_whose_words_run_out_claims_nothing(tmp_path: Path, capsys,
-                                                         monkeypatch) -> None:
+def test_a_dockerfile_read_short_claims_nothing(tmp_path: Path, capsys, monkeypatch) -> None:
     """Reading the Dockerfile stops where its budget of words (linter/bounds.py) runs out, here
-    in a COPY array: its last stage is not known, so neither is what the image runs."""
+    in a COPY array, or past its limit of lines: its last stage is not known, so neither is
+    what the image runs."""
     from mgpu_lint import bounds
 
     (tmp_path / "Dockerfile").write_text('FROM vllm/vllm-openai:v0.10.2\nCOPY ["a", "b", "c"]\n')
@@ -175,4 +175,7 @@ def test_a_dockerfile_whose_words_run_out_claims_nothing(tmp_path: Path, capsys,
     monkeypatch.setattr(bounds, "MAX_SHELL_WORDS", 3)
     assert [la["engine"] for la in launches(capsys, path)] == ["vllm"]
     monkeypatch.setattr(bounds, "MAX_SHELL_WORDS", 2)
+    assert launches(capsys, path) == []
+    monkeypatch.setattr(bounds, "MAX_SHELL_WORDS", 3)
+    monkeypatch.setattr(bounds, "MAX_DOCKERFILE_LINES", 1)
     assert launches(capsys, path) == []

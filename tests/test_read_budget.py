@@ -68,6 +68,26 @@ def test_a_dockerfiles_exec_form_words_spend_the_files_budget(capsys, tmp_path, 
             for f in found] == want
 
 
+@pytest.mark.parametrize("limit, want", [
+    (4, [("MG701", 1, 6), ("MG102", 6, 51)]),  # FROM, both lines of the RUN, CMD
+    (3, [("MG001", 6, 1)]),  # the CMD is one line too many: no launch of what was read
+    (2, [("MG001", 4, 1)]),  # the RUN's second line
+])
+def test_a_dockerfiles_lines_past_the_limit_are_not_read(capsys, tmp_path, monkeypatch, limit,
+                                                         want):
+    """Lines of instructions are counted (comment and blank lines between them are not); the
+    instruction that crosses the limit is where reading stops, and its last stage is then not
+    known: nothing of the file is checked."""
+    monkeypatch.setattr(bounds, "MAX_DOCKERFILE_LINES", limit)
+    dockerfile = tmp_path / "Dockerfile"
+    dockerfile.write_text('FROM vllm/vllm-openai:v0.30.0\n# a comment\n\nRUN echo \\\n  a\n'
+                          'CMD ["meta-llama/Llama-3.1-70B-Instruct", "-tp", "3"]\n')
+    found = _findings(capsys, dockerfile)
+    assert [(f["code"], f["range"]["start"]["line"], f["range"]["start"]["column"])
+            for f in found] == want
+    assert limit > 3 or "more than" in found[0]["message"]
+
+
 def test_launches_past_the_limit_are_not_checked(capsys, tmp_path, monkeypatch):
     monkeypatch.setattr(bounds, "MAX_LAUNCHES", 3)
     script = tmp_path / "run.sh"

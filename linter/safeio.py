@@ -153,7 +153,7 @@ def memo(path: str, kind: tuple[Any, ...], load: Callable[[str], T],
     value = hit[0]
     if isinstance(value, SideFileError):
         # a new exception each time: one raised again would gather every raise's traceback
-        raise SideFileError(value.message, value.offset, value.places)
+        raise type(value)(value.message, value.offset, value.places)
     return value  # type: ignore[no-any-return]
 
 
@@ -169,6 +169,10 @@ def _keep(run: _Run, key: tuple[Any, ...], entry: tuple[Any, int]) -> None:
         run.bytes -= entries.pop(oldest)[1]
     entries[key] = entry
     run.bytes += entry[1]
+
+
+class SideFileTooBig(SideFileError):
+    """A side file over the reader's size limit: the linter's bound, not the engine's."""
 
 
 def _kind(mode: int) -> str:
@@ -200,7 +204,7 @@ def read_bytes(path: str, max_bytes: int = MAX_SIDE_BYTES) -> bytes:
     if not stat.S_ISREG(st.st_mode):
         raise SideFileError(f"{_kind(st.st_mode)}, not a regular file")
     if st.st_size > max_bytes:
-        raise SideFileError(f"{st.st_size:,} bytes, over the {max_bytes:,}-byte limit")
+        raise SideFileTooBig(f"{st.st_size:,} bytes, over the {max_bytes:,}-byte limit")
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
                      | getattr(os, "O_NOCTTY", 0))
@@ -224,7 +228,7 @@ def read_bytes(path: str, max_bytes: int = MAX_SIDE_BYTES) -> bytes:
         os.close(fd)
     data = b"".join(chunks)
     if len(data) > max_bytes:
-        raise SideFileError(f"over the {max_bytes:,}-byte limit")
+        raise SideFileTooBig(f"over the {max_bytes:,}-byte limit")
     return data
 
 

@@ -34,6 +34,11 @@ RULES: list[Rule] = [
         stopped, and nothing after it is checked. No real deployment file comes close to any of them; past them a 10 MiB file
         of short words or of thousands of Deployments would take minutes.
 
+        Side files a launch names are read the same way: a `--config` over 1 MiB is not read,
+        and the side files one file's launches name (configs, `config.json`, Dockerfiles;
+        GGUF headers at a sixteenth) are read up to 1 MiB together, each counted once; a
+        warning at the launch says which is not read, and what it would set is unknown.
+
         Example: a manifest saved as UTF-16 by an editor, or `model.safetensors` named on the
         command line.
         """,

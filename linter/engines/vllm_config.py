@@ -122,7 +122,15 @@ class ConfigMixin:
             # the file may set any option: what the launch does not state is unknown
             self.b.open_span = self.b.open_span or word.span
             return None
-        except safeio.SideFileError as exc:  # not a regular file, too big, not UTF-8
+        except safeio.SideFileTooBig as exc:
+            # the linter's bound: vLLM reads any size (load_config_file, 0.30.0), so no error,
+            # and the launch's settings are unknown, not the defaults (a tp 8 in the file)
+            self.b.report("MG001", Severity.WARNING,
+                          f"--config {word.text} is not read: {exc.message}, so what it sets "
+                          "is unknown", word.span)
+            self.b.open_span = self.b.open_span or word.span
+            return None
+        except safeio.SideFileError as exc:  # not a regular file, not UTF-8
             loaded = _Loaded("", None, (), None, exc, {})
         text, data, duplicates, why, error, _ = loaded
         if error is not None:

@@ -100,6 +100,15 @@ def test_explicit_device_order_and_default_split() -> None:
     (["--layers", "32", "-sm", "row"], "-sm must be layer or none"),
     (["--layers", "32", "--gpus", "2", "-sm", "none", "-mg", "2"], "invalid value for main_gpu"),
     (["--layers", "32", "--free", "0,0"], "all zero"),
+    # numbers that drove a loop or an allocation per layer or device (issue 20): `--layers
+    # 10^12` ran for minutes, `--gpus 10^9` ran out of memory with a traceback
+    (["--layers", "1000000000000", "--gpus", "2"], "'--layers'"),
+    (["--layers", "80", "--gpus", "1000000000"], "'--gpus'"),
+    (["--layers", "80", "--gpus", "17"], "'--gpus'"),
+    (["--layers", "80", "-ts", ",".join(["1"] * 16)],
+     "-ts has 16 entries: llama.cpp accepts at most 15"),
+    (["--layers", "80", "--free", ",".join(["1"] * 200_000)],
+     "200,000 local GPUs: llama.cpp's CUDA backend stops at start-up with more than 16"),
 ])
 def test_usage_errors_exit_2(args: list[str], message: str) -> None:
     result = invoke(*args)

@@ -12,6 +12,15 @@ from typing import Any
 
 import typer
 
+from ..bounds import MAX_LAYERS
+from ..engines.llamacpp import MAX_TENSOR_SPLIT
+
+# llama.cpp's CUDA backend stops at start-up with more GPUs than this
+# (ggml/src/ggml-cuda/ggml-cuda.cu ggml_cuda_init: GGML_ASSERT(info.device_count <=
+# GGML_CUDA_MAX_DEVICES), 16); the command also allocated and printed a line per GPU, so
+# `--gpus 1000000000` ran out of memory
+MAX_LOCAL_GPUS = 16
+
 
 class LayersError(Exception):
     pass
@@ -19,6 +28,10 @@ class LayersError(Exception):
 
 def _numbers(text: str, what: str) -> list[float]:
     parts = re.split(r"[,/]+", text.strip())
+    if what == "-ts" and len(parts) > MAX_TENSOR_SPLIT:
+        # common/arg.cpp --tensor-split: at least llama_max_devices() (16) entries is an error
+        raise LayersError(f"-ts has {len(parts):,} entries: llama.cpp accepts at most "
+                          f"{MAX_TENSOR_SPLIT} (one per device)")
     try:
         return [float(p) for p in parts]
     except ValueError:
@@ -52,6 +65,9 @@ def compute_layers(n_layer: int, ngl: str = "all", tensor_split: str | None = No
         shares = _numbers(tensor_split, "-ts") if tensor_split else \
             _numbers(free, "--free") if free else []
         local = gpus if gpus is not None else max(len(shares) - len(endpoints), 1)
+        if local > MAX_LOCAL_GPUS:
+            raise LayersError(f"{local:,} local GPUs: llama.cpp's CUDA backend stops at "
+                              f"start-up with more than {MAX_LOCAL_GPUS} (GGML_CUDA_MAX_DEVICES)")
         rpc_names = [f"RPC{i}" for i in range(len(endpoints))]
         names = rpc_names + [f"CUDA{i}" for i in range(local)]
         endpoint_of = dict(zip(rpc_names, endpoints, strict=True))
@@ -131,7 +147,9 @@ def register(app: typer.Typer) -> None:
     @app.command("layers")
     def layers_cmd(
         model: str | None = typer.Option(None, "--model", "-m", help="model (for its layers)"),
-        layers: int | None = typer.Option(None, "--layers", min=1,
+        # at most bounds.MAX_LAYERS (no model has close to it): the split is computed and
+        # printed per layer, and `--layers 1000000000000` ran for minutes
+        layers: int | None = typer.Option(None, "--layers", min=1, max=MAX_LAYERS,
                                              help="repeating layers (n_layer)"),
         ngl: str = typer.Option("all", "-ngl", "--n-gpu-layers", "--gpu-layers",
                                 help="layers to offload: N, auto or all"),
@@ -139,7 +157,8 @@ def register(app: typer.Typer) -> None:
                                                    help="proportions, e.g. 3,1"),
         free: str | None = typer.Option(None, "--free",
                                            help="free memory per device (when no -ts)"),
-        gpus: int | None = typer.Option(None, "--gpus", min=0, help="local GPUs"),
+        gpus: int | None = typer.Option(None, "--gpus", min=0, max=MAX_LOCAL_GPUS,
+                                           help="local GPUs"),
         devices: str | None = typer.Option(None, "-dev", "--device",
                                               help="device names in order (CUDA0,CUDA1)"),
         rpc: str | None = typer.Option(None, "--rpc", help="RPC servers host:port,..."),

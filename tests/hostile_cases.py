@@ -772,6 +772,11 @@ CASES: dict[str, Case] = {
         f'FROM {VLLM_IMAGE}\nENTRYPOINT ["vllm", "serve", "m"' + ', "a"' * (n // 5) + "]\n")),
     "long-exec-form-cmd": _full_file("Dockerfile", lambda n: (
         f'FROM {VLLM_IMAGE}\nCMD ["m"' + ', "a"' * (n // 5) + "]\n")),
+    # a chain of stages, each built from the one before and setting a variable: each stage
+    # copied the ENV (and COPYs) it inherits (past 120 s and 24 GiB)
+    "chained-dockerfile-stages": _full_file("Dockerfile", lambda n: f"FROM {VLLM_IMAGE} AS s0\n"
+                                            + "".join(f"ENV A{i}=1\nFROM s{i - 1} AS s{i}\n"
+                                                      for i in range(1, n // 40))),
     # a value that doubles on each line (2^41 characters from a 300-byte script: over 9 GiB);
     # a value longer than bounds.MAX_VALUE_CHARS is unknown where it is expanded
     "doubling-variable": _sh("x=ab\n" + "x=$x$x\n" * 40 + "vllm serve $x"),

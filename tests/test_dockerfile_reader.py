@@ -172,3 +172,21 @@ def test_exec_form_words_are_the_reference_reading():
             words = dockerfile._json_array(ins)
             got = None if words is None else [(w.text, _places(w.text, w.cmap)) for w in words]
             assert got == _reference_json_array(ins.text, ins.cmap), repr(text)
+
+
+def test_a_stage_sees_what_the_stages_it_is_built_from_set(tmp_path, capsys):
+    """ENV of a stage over the ENV of the stages it is built from, and a COPY of the first one
+    still in the image the last one starts: the script it copied is followed."""
+    import json
+
+    from mgpu_lint.cli import main
+
+    (tmp_path / "start.sh").write_text("vllm serve meta-llama/Llama-3.1-8B-Instruct\n")
+    (tmp_path / "Dockerfile").write_text(
+        "FROM vllm/vllm-openai:v0.30.0 AS base\nENV A=1 B=1\nCOPY start.sh /app/\n"
+        "FROM base AS mid\nENV B=2 C=2\nFROM ubuntu AS other\nENV A=9\n"
+        'FROM mid\nENV C=3\nENTRYPOINT ["/app/start.sh"]\n')
+    assert main(["launches", "--format", "json", str(tmp_path / "Dockerfile")]) == 0
+    (la,) = json.loads(capsys.readouterr().out)["launches"]
+    assert la["path"].endswith("start.sh")
+    assert {k: la["env"][k] for k in "ABC"} == {"A": "1", "B": "2", "C": "3"}

@@ -72,6 +72,10 @@ SIDE_CACHE_BYTES = 32 << 20  # bytes of the files (a GGUF file: of its header) t
 # few configs, config.json files or Dockerfiles of a few KiB, and a GGUF header or a few
 # (3-10 MiB each, counted at a sixteenth: the header reader takes 0.05 s a MiB).
 SIDE_BYTES_PER_FILE = 1 << 20
+# Values (scalars, lists, mappings) a --config may hold to be read (vllm_config): the loader
+# takes about 12 us a value (a flow list of 300,000 one-letter names: 3.7 s).  Real configs
+# hold a few dozen keys and lists of at most a few hundred items (cudagraph capture sizes).
+MAX_CONFIG_VALUES = 10_000
 GGUF_BYTES_PER_SIDE_BYTE = 16
 
 

@@ -298,13 +298,15 @@ def loads_json(text: str, max_depth: int = MAX_JSON_DEPTH, allow_nan: bool = Tru
 
 def _alias_budget(text: str, limit: int) -> None:
     """Refuse a document whose aliases would expand past ``limit`` nodes, or that refers to a
-    node from inside itself (a self-referencing alias), from the parser's events alone."""
+    node from inside itself (a self-referencing alias), from the parser's events alone; one of
+    more than ``limit`` nodes without an alias is SideFileTooBig (the linter's bound)."""
     from ruamel.yaml.cyaml import CParser
 
     parser = CParser(text)
     sizes: dict[str, int] = {}
     open_anchors: list[tuple[str | None, int]] = []  # (anchor, node count at its start)
     count = 0
+    aliased = False
     try:
         while True:
             event = parser.get_event()
@@ -312,6 +314,7 @@ def _alias_budget(text: str, limit: int) -> None:
             if name == "StreamEndEvent":
                 return
             if name == "AliasEvent":
+                aliased = True
                 anchor = event.anchor
                 if any(a == anchor for a, _ in open_anchors):
                     raise SideFileError(f"alias *{anchor} refers to the node that contains it",
@@ -328,6 +331,8 @@ def _alias_budget(text: str, limit: int) -> None:
                 anchor, begin = open_anchors.pop()
                 if anchor is not None:
                     sizes[anchor] = count - begin + 1
+            if count > limit and not aliased:
+                raise SideFileTooBig(f"more than {limit:,} values", event.start_mark.index)
             if count > limit:
                 raise SideFileError(f"more than {limit:,} values once aliases are expanded "
                                     "(an alias bomb?)", event.start_mark.index)
@@ -467,12 +472,14 @@ def loads_yaml(text: str, max_nodes: int = MAX_YAML_NODES, name: str = "",
     if deep is not None:
         raise SideFileError(f"nesting deeper than {MAX_DEPTH} levels at "
                             f"{where(text, deep, name)}", deep)
-    if "*" in text:
+    # a node takes at least a character and its separator: a shorter text has fewer than
+    # max_nodes of them, unless aliases repeat them
+    if "*" in text or len(text) > max_nodes:
         try:
             _alias_budget(text, max_nodes)
         except SideFileError as exc:
-            raise SideFileError(f"{exc.message} (at {where(text, exc.offset, name)})",
-                                exc.offset) from None
+            raise type(exc)(f"{exc.message} (at {where(text, exc.offset, name)})",
+                            exc.offset) from None
     from ruamel.yaml.constructor import SafeConstructor
 
     class LastWins(SafeConstructor):  # type: ignore[misc]

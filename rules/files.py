@@ -34,7 +34,8 @@ RULES: list[Rule] = [
         stopped, and nothing after it is checked. No real deployment file comes close to any of them; past them a 10 MiB file
         of short words or of thousands of Deployments would take minutes.
 
-        Side files a launch names are read the same way: a `--config` over 1 MiB is not read,
+        Side files a launch names are read the same way: a `--config` over 1 MiB or of more
+        than 10,000 values is not read,
         and the side files one file's launches name (configs, `config.json`, Dockerfiles;
         GGUF headers at a sixteenth) are read up to 1 MiB together, each counted once; a
         warning at the launch says which is not read, and what it would set is unknown.

@@ -57,7 +57,7 @@ class _Recorder:
 
 
 def _parse_config(path: str, name: str) -> _Loaded:
-    from .. import safeio
+    from .. import bounds, safeio
 
     # regular files only, size limit, nesting guard and alias budget (linter/safeio.py); the
     # text read once for every name it is given by (`c.yaml`, `./c.yaml`)
@@ -67,7 +67,10 @@ def _parse_config(path: str, name: str) -> _Loaded:
     try:
         # vLLM reads the file with PyYAML's safe_load (load_config_file,
         # vllm/utils/argparse_utils.py 0.30.0): YAML 1.1 scalars, `yes` is True
-        data = safeio.loads_yaml(text, name=name, duplicates=duplicates, pyyaml=True)
+        data = safeio.loads_yaml(text, bounds.MAX_CONFIG_VALUES, name=name,
+                                 duplicates=duplicates, pyyaml=True)
+    except safeio.SideFileTooBig:
+        raise  # the linter's bound: MG001, the launch's settings unknown (_load_yaml)
     except SideFileError as exc:
         return _Loaded(text, None, (), None, exc, {})
     return _Loaded(text, data, tuple(duplicates), safeio.unencodable(data), None, {})
@@ -123,8 +126,9 @@ class ConfigMixin:
             self.b.open_span = self.b.open_span or word.span
             return None
         except safeio.SideFileTooBig as exc:
-            # the linter's bound: vLLM reads any size (load_config_file, 0.30.0), so no error,
-            # and the launch's settings are unknown, not the defaults (a tp 8 in the file)
+            # the linter's bounds (bytes, values): vLLM reads any size (load_config_file,
+            # 0.30.0), so no error, and the launch's settings are unknown, not the defaults (a
+            # tp 8 in the file)
             self.b.report("MG001", Severity.WARNING,
                           f"--config {word.text} is not read: {exc.message}, so what it sets "
                           "is unknown", word.span)

@@ -46,6 +46,11 @@ MAX_MARKDOWN_BLOCKS = 10_000
 # `RUN a` took 8 s, one RUN of 1.9 million continuation lines 5 s.  The longest real Dockerfiles
 # have a few hundred lines.
 MAX_DOCKERFILE_LINES = 100_000
+# Characters of a path in a Dockerfile's image (its WORKDIR, where a COPY puts a file) that is
+# known; a longer one is not.  Linux refuses a path of PATH_MAX (4096) bytes or more, its
+# terminating NUL counted, as a system call's argument (ENAMETOOLONG;
+# include/uapi/linux/limits.h), so no file of an image has a longer one.
+MAX_PATH_CHARS = 4095
 
 
 # Characters of one variable's value that a reference expands to (shell.py _expand); a longer

@@ -777,6 +777,10 @@ CASES: dict[str, Case] = {
     "chained-dockerfile-stages": _full_file("Dockerfile", lambda n: f"FROM {VLLM_IMAGE} AS s0\n"
                                             + "".join(f"ENV A{i}=1\nFROM s{i - 1} AS s{i}\n"
                                                       for i in range(1, n // 40))),
+    # each relative WORKDIR made the path one component longer, normalised whole again
+    # (quadratic: 100,000 took 15 s, 9.5 MiB over 120 s)
+    "many-relative-workdirs": _full_file("Dockerfile", lambda n: (
+        f"FROM {VLLM_IMAGE}\n" + "WORKDIR a\n" * (n // 10))),
     # a value that doubles on each line (2^41 characters from a 300-byte script: over 9 GiB);
     # a value longer than bounds.MAX_VALUE_CHARS is unknown where it is expanded
     "doubling-variable": _sh("x=ab\n" + "x=$x$x\n" * 40 + "vllm serve $x"),

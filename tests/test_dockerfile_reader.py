@@ -190,3 +190,47 @@ def test_a_stage_sees_what_the_stages_it_is_built_from_set(tmp_path, capsys):
     (la,) = json.loads(capsys.readouterr().out)["launches"]
     assert la["path"].endswith("start.sh")
     assert {k: la["env"][k] for k in "ABC"} == {"A": "1", "B": "2", "C": "3"}
+
+
+def test_a_path_in_the_image_is_the_normalised_join():
+    """_in_image appends a path that stays under the working directory without normalising
+    the directory again; every path is what posixpath gives."""
+    import posixpath
+
+    rng = random.Random(22)
+    parts = ["a", "b", ".", "..", "", "/", "//"]
+    for _ in range(5000):
+        workdir = posixpath.normpath("/" + "/".join(rng.choice(parts) for _ in range(4)))
+        if rng.random() < 0.1:
+            workdir = "//" + workdir.lstrip("/")
+        path = "/".join(rng.choice(parts) for _ in range(rng.randint(0, 5)))
+        if not path:
+            continue
+        assert dockerfile._in_image(workdir, path) == posixpath.normpath(
+            posixpath.join(workdir, path)), (workdir, path)
+
+
+def test_past_the_longest_path_the_working_directory_is_not_known(tmp_path, capsys,
+                                                                   monkeypatch):
+    """A WORKDIR longer than a path can be (bounds.MAX_PATH_CHARS) is not known, nor where a
+    relative COPY under it goes: the script the image starts is not followed (it might be
+    another file), until an absolute WORKDIR is known again."""
+    import json
+
+    from mgpu_lint import bounds
+    from mgpu_lint.cli import main
+
+    monkeypatch.setattr(bounds, "MAX_PATH_CHARS", 16)
+    (tmp_path / "start.sh").write_text("vllm serve meta-llama/Llama-3.1-8B-Instruct\n")
+    dockerfile = tmp_path / "Dockerfile"
+
+    def followed(workdirs: str) -> bool:
+        dockerfile.write_text(f"FROM vllm/vllm-openai:v0.30.0\n{workdirs}COPY start.sh s.sh\n"
+                              'ENTRYPOINT ["./s.sh"]\n')
+        assert main(["launches", "--format", "json", str(dockerfile)]) == 0
+        return any(la["path"].endswith("start.sh")
+                   for la in json.loads(capsys.readouterr().out)["launches"])
+
+    assert followed("WORKDIR /app\nWORKDIR abcd\n")  # /app/abcd/s.sh: 14 characters
+    assert not followed("WORKDIR /app\nWORKDIR abcdefghijkl\n")  # /app/abcdefghijkl: 17
+    assert followed("WORKDIR /app\nWORKDIR abcdefghijkl\nWORKDIR /app\n")

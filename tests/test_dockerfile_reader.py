@@ -8,6 +8,8 @@ from __future__ import annotations
 import random
 import re
 
+import pytest
+
 from mgpu_lint.source import CharMap, MapBuilder, Word
 from mgpu_lint.sources import dockerfile
 
@@ -234,3 +236,25 @@ def test_past_the_longest_path_the_working_directory_is_not_known(tmp_path, caps
     assert followed("WORKDIR /app\nWORKDIR abcd\n")  # /app/abcd/s.sh: 14 characters
     assert not followed("WORKDIR /app\nWORKDIR abcdefghijkl\n")  # /app/abcdefghijkl: 17
     assert followed("WORKDIR /app\nWORKDIR abcdefghijkl\nWORKDIR /app\n")
+
+
+@pytest.mark.parametrize("env, where", [
+    ("ENV CUDA_VISIBLE_DEVICES=0\n", {"line": 4, "column": 26}),
+    ("ENV CUDA_VISIBLE_DEVICES 0\n", {"line": 4, "column": 26}),
+    ("ENV A=1 \\\n    CUDA_VISIBLE_DEVICES=0\n", {"line": 5, "column": 26}),
+])
+def test_an_env_value_is_shown_where_it_is_written(tmp_path, capsys, env, where):
+    """`ENV KEY=value` (lexed as shell words) was shown at its place in the instruction's text,
+    counted from the start of the file: line 1."""
+    import json
+
+    from mgpu_lint.cli import main
+
+    dockerfile = tmp_path / "Dockerfile"
+    dockerfile.write_text("FROM vllm/vllm-openai:v0.30.0\n# a\n# b\n" + env
+                          + 'CMD ["meta-llama/Llama-3.1-8B-Instruct", "-tp", "2"]\n')
+    main(["--format", "json", "--exit-zero", str(dockerfile)])
+    (mg101,) = [f for f in json.loads(capsys.readouterr().out)["findings"]
+                if f["code"] == "MG101"]
+    assert "CUDA_VISIBLE_DEVICES at" in mg101["message"]
+    assert mg101["related"][0]["range"]["start"] == where

@@ -344,14 +344,19 @@ def _env_pairs(ins: _Instruction, env: dict[str, EnvVar], source: SourceFile) ->
         return
     from ..shell import split_commands
 
+    def placed(span: Span) -> Span:
+        # the words' places are in the instruction's text (split_commands maps only where the
+        # budget ran out): this is where they are in the file
+        return ins.cmap.span(span.start, span.end)
+
     for cmd in split_commands(ins.text, budget=source.budget,
                               cmap=ins.cmap):
         for key, w in cmd.assignments:
-            env[key] = EnvVar(key, w.text, w.cmap.to_span())
+            env[key] = EnvVar(key, w.text, placed(w.cmap.to_span()))
         for w in cmd.words:
             if "=" in w.text:
                 key, _, value = w.text.partition("=")
-                env[key] = EnvVar(key, value, w.sub(len(key) + 1))
+                env[key] = EnvVar(key, value, placed(w.sub(len(key) + 1)))
 
 
 def extract_dockerfile(source: SourceFile) -> Found:

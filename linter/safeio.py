@@ -119,6 +119,8 @@ def memo(path: str, kind: tuple[Any, ...], load: Callable[[str], T],
     its name: a side file the budget has not counted yet costs it the same bytes (none when it
     is refused), or, when they would pass what is left, is not read (SideBudgetSpent, the
     place kept for the MG001).  ``limit``: the most bytes ``load`` reads."""
+    from .bounds import SIDE_BYTES_PER_FILE
+
     run = _RUN.get()
     before = _state(path) if run is not None else None
     if run is None or before is None:
@@ -126,10 +128,12 @@ def memo(path: str, kind: tuple[Any, ...], load: Callable[[str], T],
     ident = (before[0], before[1])
     budget = spend[0] if spend is not None and ident not in spend[0].side_seen else None
     # a file that costs its size is refused before it would pass the budget (one over the
-    # reader's ``limit`` is refused by the reader, for nothing); one that costs what is read
-    # of it (a GGUF header) once the budget is spent
+    # reader's ``limit`` is refused by the reader, for nothing), unless it is the first one
+    # read (it is within its reader's limit); one that costs what is read of it (a GGUF
+    # header) once the budget is spent
     need = 1 if cost is not None else before[3] if before[3] <= limit else 0
-    if budget is not None and need > budget.side_bytes:
+    if budget is not None and need > budget.side_bytes and (
+            budget.side_bytes <= 0 or budget.side_bytes < SIDE_BYTES_PER_FILE):
         if budget.side_cut is None:
             at = spend[1]  # type: ignore[index]
             budget.side_cut = (at.start, at.end, spend[2])  # type: ignore[index]

@@ -274,6 +274,17 @@ def many_configs_beside_launches(d: Path, scale: float) -> list[str]:
     return ["run.sh"]
 
 
+def services_building_one_dockerfile(d: Path, scale: float) -> list[str]:
+    """1,000 compose services building one 3.2 MB Dockerfile (90,000 RUN lines): each
+    service read and parsed it again (over 120 s)."""
+    (d / "Dockerfile").write_text("FROM vllm/vllm-openai:v0.10.2\n"
+                                  + f"RUN echo {'a' * 26}\n" * int(90_000 * scale))
+    (d / "compose.yaml").write_text("services:\n" + "".join(
+        f"  s{i}:\n    build: .\n    command: [\"--model\", \"Qwen/Qwen2.5-7B-Instruct\"]\n"
+        for i in range(max(20, int(1000 * scale)))))
+    return ["compose.yaml"]
+
+
 def fifo_gguf(d: Path, scale: float) -> list[str]:
     os.mkfifo(d / "m.gguf")
     (d / "run.sh").write_text(shell("llama-server -m ./m.gguf -ngl 99"))
@@ -654,6 +665,7 @@ CASES: dict[str, Case] = {
     "gguf-header-beside-many-launches": big_gguf_beside_launches,
     "config-yaml-beside-many-launches": big_config_beside_launches,
     "many-configs-beside-launches": many_configs_beside_launches,
+    "services-building-one-dockerfile": services_building_one_dockerfile,
     # compose .env and .gitignore
     "env-fifo": fifo_env_beside_compose,
     "build-dockerfile-fifo": fifo_dockerfile_of_build,

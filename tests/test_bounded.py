@@ -62,7 +62,8 @@ def test_long_escapes_and_blank_lines_are_bounded_at_full_size(tmp_path: Path, n
                                   "long-exec-form-entrypoint", "long-exec-form-cmd",
                                   "many-dockerfile-instructions",
                                   "many-dockerfile-continuation-lines",
-                                  "chained-dockerfile-stages", "many-relative-workdirs"])
+                                  "chained-dockerfile-stages", "many-relative-workdirs",
+                                  "services-building-one-dockerfile"])
 def test_quadratic_shapes_are_bounded_at_full_size(tmp_path: Path, name: str) -> None:
     """9.5 MiB of `FROM image AS s` stages: each FROM scanned every stage before it for its
     alias (over 40 s; 1 MiB took 45 s); of `a+=(x)`: each append copied the array (over 40 s);
@@ -72,7 +73,9 @@ def test_quadratic_shapes_are_bounded_at_full_size(tmp_path: Path, name: str) ->
     million elements, read and checked to the last (12-20 s, 530-1000 MiB); of 1.6 million
     `RUN a` (9 s, 700 MiB) or one RUN of 1.9 million continuation lines (7 s, 600 MiB); of
     stages each built from the one before: each copied the ENV it inherits (past 120 s and
-    24 GiB); of `WORKDIR a`: each normalised the whole path again (over 120 s)."""
+    24 GiB); of `WORKDIR a`: each normalised the whole path again (over 120 s); of 1,000
+    compose services building one 3.2 MB Dockerfile: each read and parsed it again (past
+    120 s)."""
     d = tmp_path / "case"
     d.mkdir()
     args = CASES[name](d, 1.0)

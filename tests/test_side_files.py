@@ -298,3 +298,20 @@ def test_a_config_of_more_values_than_the_bound_is_not_read(tmp_path: Path, caps
     assert messages(findings, "MG001")[0].startswith(
         f"--config past.yaml is not read: more than {bounds.MAX_CONFIG_VALUES:,} values (at "
         "past.yaml:2:")
+
+
+def test_the_first_side_file_is_read_whatever_the_budget(
+        tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The budget bounds many side files, not one: the first a file's launches read is read up
+    to its reader's own limit (a 3.2 MB Dockerfile that 1,000 compose services build, or a
+    2 MB config.json), the next one that would pass the budget is not."""
+    from mgpu_lint import bounds
+
+    monkeypatch.setattr(bounds, "SIDE_BYTES_PER_FILE", 100)
+    for name in "ab":
+        (tmp_path / f"{name}.yaml").write_text(f"no-such-{name}: 1\n".ljust(149, "#") + "\n")
+    script = tmp_path / "run.sh"
+    script.write_text("vllm serve m --config a.yaml\nvllm serve m --config b.yaml\n")
+    findings = lint(capsys, script)
+    assert [(f["code"], f["range"]["start"]["line"]) for f in findings
+            if f["code"] in ("MG001", "MG004")] == [("MG004", 1), ("MG001", 2)]

@@ -334,3 +334,18 @@ def test_document_stretches_split_at_column_zero_document_starts() -> None:
     for _ in range(30_000):
         text = "".join(rng.choice(bits) for _ in range(rng.randint(0, 12)))
         assert list(yamlsrc._stretches(text)) == expected(text), repr(text)
+
+
+def test_line_starts_are_the_offsets_after_each_newline():
+    """source.line_starts sums line lengths chunk by chunk; the reference is a search for each
+    newline.  Random texts of newlines, CRs and letters, with chunks smaller than a line."""
+    import random
+
+    from mgpu_lint.source import line_starts
+
+    rng = random.Random(3)
+    for _ in range(400):
+        text = "".join(rng.choice("\n\n\ra b") for _ in range(rng.randint(0, 60)))
+        want = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"]
+        for chunk in (1, 2, 3, 7, 1 << 20):
+            assert list(line_starts(text, chunk)) == want, (text, chunk)

@@ -603,8 +603,9 @@ def split_commands(text: str, resolve: Resolver | None = None,
     out, lexing stops before the command it is in, whose place in the file (through ``cmap``,
     the map of ``text`` to it, when given) becomes ``budget.cut``; a text lexed after that
     yields nothing."""
-    if budget is not None and budget.words <= 0:
-        return
+    if budget is not None and budget.words < 0:
+        return  # ran out in an earlier text, which says where (with none left, this text's
+        # first word runs it out here)
     try:
         yield from _commands(text, resolve, arrays, defined, budget)
     except _Exhausted as stop:

@@ -318,3 +318,16 @@ def test_a_compose_command_cut_by_the_budget_is_not_read_without_its_words(
     found = _findings(capsys, compose)
     assert [(f["code"], f["range"]["start"]) for f in found] == [
         ("MG001", {"line": 4, "column": 14})]
+
+
+def test_a_text_after_the_budget_is_spent_exactly_says_where_reading_stops(
+        capsys, tmp_path, monkeypatch):
+    """A text lexed when no word is left (the ones before spent exactly the budget) stops at
+    its first command with MG001, as one that runs it out midway does."""
+    monkeypatch.setattr(bounds, "MAX_SHELL_WORDS", 40)
+    readme = tmp_path / "README.md"
+    readme.write_text("```bash\necho " + "x " * 39 + "\n```\n\n```bash\n"
+                      "vllm serve meta-llama/Llama-3.1-70B-Instruct -tp 3\n```\n")
+    found = _findings(capsys, readme)
+    assert [(f["code"], f["range"]["start"]) for f in found] == [
+        ("MG001", {"line": 6, "column": 1})]

@@ -586,6 +586,10 @@ def _ansi_quoted(raw: str, start: int, wb: _WordBuilder) -> None:
         i = j
 
 
+# whole lines of blanks or a comment, each ended by a newline
+_BLANK_LINES = re.compile(r"(?:[ \t\r]*+(?:#[^\n]*+)?+\n)++")
+
+
 class _Exhausted(Exception):
     """The file's budget of shell words ran out (ReadBudget)."""
 
@@ -806,6 +810,12 @@ def _commands(text: str, resolve: Resolver | None, arrays: ArrayResolver | None,
                     "remove the empty line or the trailing backslash",
                 ))
             yield from end_command(end)
+            if jump[0] <= end:
+                blank = _BLANK_LINES.match(text, end)
+                if blank is not None:
+                    # lines after a command's end that hold nothing or a comment: each would
+                    # only end an empty command again (10 million newlines took 22 s)
+                    cmd.line_start = jump[0] = blank.end()
         elif ttype == "OP":
             end_word(start)
             if value[-1] in "<>-":

@@ -829,6 +829,9 @@ CASES: dict[str, Case] = {
             "name: hostile", f"name: e{i}") for i in range(min(1000, n // 2000))) + "".join(
         f"---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c{i}, annotations: "
         "{mgpu-lint/ignore: MG102}}\ndata: {a: b}\n" for i in range(n // 125))),
+    # each blank or comment line ended an empty command again (10 million newlines: 22 s)
+    "many-blank-lines": _full_file("run.sh", lambda n: "vllm serve m\n" + "\n" * n),
+    "many-comment-lines": _full_file("run.sh", lambda n: "vllm serve m\n" + "#\n" * (n // 2)),
     "yaml-flow-list-of-short-words": _full_file("compose.yaml", lambda n: (
         "services:\n  s:\n    image: vllm/vllm-openai:v0.30.0\n    command: ["
         + "a," * (n // 2) + "a]\n")),

@@ -222,3 +222,38 @@ def test_the_references_of_a_composed_word_are_those_of_the_outer_word_it_meets(
             inner = Word("y" * (b - a), CharMap.linear(a, b - a))
             want = tuple(v for v in refs if v.span.start < b and a < v.span.end)
             assert composer(inner).unresolved == want, (spans, a, b)
+
+
+def test_blank_and_comment_lines_are_skipped_as_the_lexer_reads_them():
+    """After a command ends, split_commands skips whole blank and comment lines at once; the
+    reference is the lexer reading each (the skip turned off).  Random scripts of commands,
+    blank lines, comments, CRs, continuations, here-documents and arrays."""
+    import random
+    import re
+
+    from mgpu_lint import shell
+
+    pieces = ["vllm serve m -tp 2", "\n", "  \n", "# c\n", "\t# x y\n", "\r\n", "\n\n",
+              "cat <<EOF\n", "EOF\n", "x \\\n", "y \\ \n", "a=( p\n", ")\n", "echo 'q\n",
+              " #\n", "w #z\n", "\\\n", "<<-E\n", "\tE\n", "$(\n", "'\n", '"\n']
+
+    def run(text: str) -> list:
+        out = []
+        for cmd in shell.split_commands(text):
+            out.append((cmd.line_start, [(w.text, w.span) for w in cmd.words],
+                        [(p.message, p.span) for p in cmd.problems], cmd.heredocs,
+                        [(n, [w.text for w in ws], a) for n, ws, a in cmd.arrays]))
+        return out
+
+    rng = random.Random(9)
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 25)))
+             for _ in range(1500)]
+    fast = [run(t) for t in texts]
+    saved = shell._BLANK_LINES
+    shell._BLANK_LINES = re.compile(r"(?!)")  # never matches: every line lexed
+    try:
+        slow = [run(t) for t in texts]
+    finally:
+        shell._BLANK_LINES = saved
+    for text, a, b in zip(texts, fast, slow):
+        assert a == b, text

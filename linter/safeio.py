@@ -94,6 +94,11 @@ def _state(path: str) -> tuple[int, ...] | None:
     return (st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
+class PartlyRead(SideFileError):
+    """A side file whose reading stopped at one of the linter's bounds (linter/bounds.py):
+    like the input's own, a warning."""
+
+
 class SideBudgetSpent(SideFileError):
     """A side file not read because the file naming it has read its side-file bytes
     (bounds.SIDE_BYTES_PER_FILE); the MG001 is bounds.side_cut_findings', once a file."""

@@ -179,3 +179,27 @@ def test_a_dockerfile_read_short_claims_nothing(tmp_path: Path, capsys, monkeypa
     monkeypatch.setattr(bounds, "MAX_SHELL_WORDS", 3)
     monkeypatch.setattr(bounds, "MAX_DOCKERFILE_LINES", 1)
     assert launches(capsys, path) == []
+
+
+def test_a_build_of_a_dockerfile_past_the_line_bound_says_so(tmp_path: Path, capsys,
+                                                              monkeypatch) -> None:
+    """Past bounds.MAX_DOCKERFILE_LINES the image's command is not known: the build gets an
+    MG001 warning in the compose file (it had no launch and no finding), file or inline."""
+    from mgpu_lint import bounds
+
+    monkeypatch.setattr(bounds, "MAX_DOCKERFILE_LINES", 3)
+    dockerfile = "FROM vllm/vllm-openai:v0.10.2\nENV A=1\nENV B=2\nENV C=3\n"
+    (tmp_path / "Dockerfile").write_text(dockerfile)
+    path = compose(tmp_path, ".")
+    code, found = lint(capsys, path)
+    assert [(f["code"], f["severity"], f["path"], f["range"]["start"]["line"]) for f in found] \
+        == [("MG001", "warning", str(path), 3)]
+    assert found[0]["message"] == (
+        "the Dockerfile of compose.yaml's build is not read: it has more than 3 lines of "
+        "instructions (no real one comes close), so what the image runs is not known")
+    inline = tmp_path / "inline"
+    inline.mkdir()
+    path = compose(inline, "{dockerfile_inline: " + json.dumps(dockerfile) + "}")
+    code, found = lint(capsys, path)
+    assert [(f["code"], f["range"]["start"]["line"]) for f in found] == [("MG001", 3)]
+    assert found[0]["message"].startswith("the inline Dockerfile of this build is not read")

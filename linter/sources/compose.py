@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from .. import safeio
 from ..bounds import launches_full
-from ..findings import Finding
+from ..findings import Finding, Severity
 from ..launch import Context, EnvVar, GpuRequest, Located, Port
 from ..shell import split_commands
 from ..source import MapBuilder, SourceFile, Span, VarRef, Word, placed_word
@@ -425,16 +425,32 @@ def _built_image(doc: Doc, build: Any, word: Callable[[Any], Word], found: Found
         except safeio.SideBudgetSpent:
             return None  # what the image runs is not known
         except safeio.SideFileError as err:
-            found.findings.append(safeio.side_finding(
-                os.path.normpath(shown), err,
-                f"the Dockerfile of {os.path.basename(doc.source.path)}'s build is not read "
-                "(what the image runs is not known)"))
+            found.findings.append(_unread_build(doc, err, at, os.path.normpath(shown)))
             return None
         return (image, at) if image is not None else None
     from .dockerfile import built_image  # only for a service with `build:`
 
-    image = built_image(source, target)
+    try:
+        image = built_image(source, target)
+    except safeio.PartlyRead as err:
+        found.findings.append(_unread_build(doc, err, at, None))
+        return None
     return (image, at) if image is not None else None
+
+
+def _unread_build(doc: Doc, err: safeio.SideFileError, at: Span, shown: str | None) -> Finding:
+    """The finding for a build whose Dockerfile (``shown``; None: inline) is not read: on the
+    file where it fails, or, read only up to a bound, a warning at the build in the compose
+    file (the Dockerfile read alone gets its own where reading stops)."""
+    what = f"the Dockerfile of {os.path.basename(doc.source.path)}'s build" \
+        if shown is not None else "the inline Dockerfile of this build"
+    if isinstance(err, safeio.PartlyRead):
+        return Finding("MG001", Severity.WARNING,
+                       f"{what} is not read: {err.message}, so what the image runs is not known",
+                       doc.source, at, hint="lint a Dockerfile of the stages the image is "
+                       "built from")
+    return safeio.side_finding(shown or doc.source.path, err,
+                               f"{what} is not read (what the image runs is not known)")
 
 
 def _build_of(path: str, shown: str, target: str | None) -> BuiltImage | None:

@@ -23,7 +23,7 @@ from typing import Iterator
 
 from ..findings import Finding, Severity
 from ..launch import Context, EnvVar, Located
-from ..safeio import SideFileError, is_regular_file, memo, read_text, side_finding
+from ..safeio import PartlyRead, SideFileError, is_regular_file, memo, read_text, side_finding
 from .. import bounds
 from ..bounds import ReadBudget
 from ..source import CharMap, MapBuilder, SourceFile, Span, Word, unknown_words
@@ -589,11 +589,16 @@ class BuiltImage:
 def built_image(source: SourceFile, target: str | None, path: str | None = None
                 ) -> BuiltImage | None:
     """The image a build of ``source`` makes: its last stage, or the stage named ``target``
-    (`docker build --target`); None when there is no such stage."""
+    (`docker build --target`); None when there is no such stage.  PartlyRead when the file is
+    past the bounds of what is read."""
     try:
         stages = _stages(source)
-    except _TooLong:
-        stages = None
+    except _TooLong as cut:
+        # what the image runs is not known; read alone, the file gets the MG001 where its
+        # reading stops, but a build names it from elsewhere
+        raise PartlyRead(
+            f"it has more than {bounds.MAX_DOCKERFILE_LINES:,} lines of instructions (no real "
+            "one comes close)", cut.args[0]) from None
     if stages is None:
         return None  # reading stopped short of its end (MG001 where it is linted itself)
     if target is not None:

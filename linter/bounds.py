@@ -89,7 +89,8 @@ def launches_full(count: int) -> bool:
     parts (YAML documents, compose services, Markdown blocks) stops there, and
     runner.extract_file reports MG001 at the first launch left out."""
     return count > MAX_LAUNCHES
-# findings of one code that one launch's words get one by one; the rest are summed up in one
+# findings of one code that one launch's words get one by one, and ways in from outside (Services,
+# published ports) one launch's exposure findings list one by one; the rest are summed up in one
 MAX_FINDINGS_PER_CODE = 100
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable, TypeVar
 
+from .bounds import MAX_FINDINGS_PER_CODE
 from .engines import ENGINES, Engine
 from .launch import Context, HpaInfo, Launch, Located, ServiceInfo
 from .source import SourceFile, Span
@@ -70,6 +71,28 @@ def selects(selector: dict[str, str], labels: dict[str, str]) -> bool:
     return bool(selector) and all(labels.get(k) == v for k, v in selector.items())
 
 
+class Linked(tuple):  # type: ignore[type-arg]  # of ServiceInfo
+    """The Services linking to a launch, in the run's order: one tuple shared by every launch
+    of the same namespace and pod labels (``LinkIndex.services_of``), so what follows from the
+    Services alone (which of them make a port public) is worked out once for all those launches
+    (``derived``), not once for each."""
+
+    def derived(self, key: object, compute: Callable[[tuple[ServiceInfo, ...]], T]) -> T:
+        memo = self.__dict__.setdefault("_derived", {})
+        if key not in memo:
+            memo[key] = compute(self)
+        return memo[key]  # type: ignore[no-any-return]
+
+
+def from_services(services: tuple[ServiceInfo, ...], key: object,
+                  compute: Callable[[tuple[ServiceInfo, ...]], T]) -> T:
+    """``compute(services)``, once for every launch sharing them when they are a Linked (a
+    Deployment built by hand has a plain tuple)."""
+    if isinstance(services, Linked):
+        return services.derived(key, compute)
+    return compute(services)
+
+
 class LinkIndex:
     """The Services and HPAs of a run that link to a launch.
 
@@ -91,6 +114,7 @@ class LinkIndex:
             k, v = next(iter(s.selector.items()))
             self._svc.setdefault(s.namespace or None, {}).setdefault(k, {}) \
                 .setdefault(v, []).append(i)
+        self._linked: dict[tuple[str | None, frozenset[tuple[str, str]]], Linked] = {}
         self._hpa: dict[tuple[str | None, str | None], list[HpaInfo]] = {}
         for h in hpas:
             self._hpa.setdefault((h.namespace or None, h.target_name), []).append(h)
@@ -103,16 +127,25 @@ class LinkIndex:
         if not by_key:
             return ()
         labels = dict(ctx.pod_labels)
+        # which Services select a pod depends on its namespace and labels alone: launches that
+        # share them share one Linked (1,000 Deployments labelled like the 30,000 Services
+        # selecting them compared each launch with each Service)
+        key = (ctx.namespace or None, frozenset(labels.items()))
+        hit = self._linked.get(key)
+        if hit is not None:
+            return hit
         found: list[int] = []
         for k, by_value in by_key.items():
             # the first selector item must match, as selects() asks of every item
-            hit = by_value.get(labels.get(k))  # type: ignore[arg-type]
-            if hit:
-                found.extend(hit)
+            hit_k = by_value.get(labels.get(k))  # type: ignore[arg-type]
+            if hit_k:
+                found.extend(hit_k)
         if len(found) > 1:
             found.sort()
-        return tuple(self.services[i] for i in found
-                     if selects(dict(self.services[i].selector), labels))
+        linked = Linked(self.services[i] for i in found
+                        if selects(dict(self.services[i].selector), labels))
+        self._linked[key] = linked
+        return linked
 
     def hpas_of(self, launch: Launch) -> tuple[HpaInfo, ...]:
         ctx = launch.context
@@ -151,7 +184,19 @@ def _internal(service: ServiceInfo) -> bool:
                for k, v in INTERNAL_LB_ANNOTATIONS.items())
 
 
-def public_reach(d: Deployment, port: int, bound_host: bool = True) -> list[Reach]:
+@dataclass(frozen=True)
+class Reaches:
+    """The ways in ``public_reach`` found: the first MAX_FINDINGS_PER_CODE one by one, the rest
+    counted, with the first and the last of them (a pod behind 30,000 LoadBalancer Services
+    would get 30,000 findings, for each launch)."""
+
+    listed: list[Reach]
+    more: int = 0
+    first_left_out: Reach | None = None
+    last: Reach | None = None
+
+
+def public_reach(d: Deployment, port: int, bound_host: bool = True) -> Reaches:
     """Every way ``port`` of the launch is reachable from outside (DECISIONS: public means a
     port published on all interfaces, NodePort, LoadBalancer without an internal annotation,
     hostPort or hostNetwork).  ``bound_host`` False leaves out the server's own bind address
@@ -176,16 +221,47 @@ def public_reach(d: Deployment, port: int, bound_host: bool = True) -> list[Reac
     if ctx.host_network is not None and ctx.host_network.span is not None:
         out.append(Reach(f"{ctx.host_network.value} puts it on the host's interfaces",
                          d.source, ctx.host_network.span))
-    for svc in d.services:
+    svc = from_services(d.services, ("public", port), lambda s: _services_reach(s, port))
+    return Reaches(*bounded(out, svc))
+
+
+def bounded(own: list[T], shared: tuple[T, ...]) -> tuple[list[T], int, T | None, T | None]:
+    """``own`` then ``shared``: the first MAX_FINDINGS_PER_CODE, how many more, the first and
+    the last of those; it touches only the items it keeps (``shared`` is one tuple for many
+    launches)."""
+    total = len(own) + len(shared)
+    if total <= MAX_FINDINGS_PER_CODE:
+        return own + list(shared), 0, None, None
+    listed = own[:MAX_FINDINGS_PER_CODE]
+    listed.extend(shared[:MAX_FINDINGS_PER_CODE - len(listed)])
+
+    def at(i: int) -> T:
+        return own[i] if i < len(own) else shared[i - len(own)]
+
+    return listed, total - MAX_FINDINGS_PER_CODE, at(MAX_FINDINGS_PER_CODE), at(total - 1)
+
+
+def forwards_to(services: tuple[ServiceInfo, ...], port: int) -> tuple[ServiceInfo, ...]:
+    """The Services that forward to ``port`` of the pod: a targetPort (or port) equal to it,
+    a named one (it may name it), or no ports."""
+    out = []
+    for svc in services:
+        targets = [t if t is not None else str(p) for p, t in svc.ports]
+        if svc.ports and str(port) not in targets and not any(
+                t is not None and not t.isdigit() for t in targets):
+            continue
+        out.append(svc)
+    return tuple(out)
+
+
+def _services_reach(services: tuple[ServiceInfo, ...], port: int) -> tuple[Reach, ...]:
+    out: list[Reach] = []
+    for svc in forwards_to(services, port):
         kind = svc.type.value
         if kind not in ("NodePort", "LoadBalancer") or svc.type.span is None:
             continue
         if kind == "LoadBalancer" and _internal(svc):
             continue
-        targets = [t if t is not None else str(p) for p, t in svc.ports]
-        if svc.ports and str(port) not in targets and not any(
-                t is not None and not t.isdigit() for t in targets):
-            continue
         out.append(Reach(f"Service `{svc.name}` of type {kind} exposes it", svc.source,
                          svc.type.span))
-    return out
+    return tuple(out)

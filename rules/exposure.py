@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from mgpu_lint.deployment import Deployment, public_reach
+from mgpu_lint.bounds import MAX_FINDINGS_PER_CODE
+from mgpu_lint.deployment import Deployment, Reaches, bounded, forwards_to, from_services, \
+    public_reach
 from mgpu_lint.engines.adapter import HTTP_API, LLAMA_ARGS, RPC_WORKER
 from mgpu_lint.facts.network import address_kind, bind_address
 from mgpu_lint.findings import Finding, Related, Severity
@@ -15,6 +17,19 @@ from .registry import Rule, rule
 # (tools/rpc/rpc-server.cpp, llama.cpp master 2026-08-22).
 RPC_BANNER = ("WARNING: Host ('<host>') is != '127.0.0.1' / Never expose the RPC server to an "
               "open network! / This is an experimental feature and is not secure!")
+
+
+def _left_out(reaches: Reaches, what: str, starts: Related
+              ) -> tuple[str, tuple[Related, ...]] | None:
+    """The summary of the ways in past MAX_FINDINGS_PER_CODE: its message's head, where it
+    stands and its related locations (the last way, where the server starts)."""
+    first, last = reaches.first_left_out, reaches.last
+    if first is None or last is None:
+        return None
+    related = (Related(last.source, last.span, f"the last of them: {last.message}"), starts) \
+        if last is not first else (starts,)
+    return (f"and {reaches.more:,} more ways {what} from here on, not listed one by one (the "
+            f"first {MAX_FINDINGS_PER_CODE} are): {first.message}", related)
 
 
 def _loopback(d: Deployment) -> bool:
@@ -99,15 +114,22 @@ def rpc_port_published(d: Deployment) -> Iterator[Finding]:
     if _loopback(d):
         return  # bound to loopback inside: nothing outside reaches it (MG606)
     port = _rpc_port(d)
-    for reach in public_reach(d, port, bound_host=False):
+    reaches = public_reach(d, port, bound_host=False)
+    hint = "publish it on a private address only, or use a ClusterIP Service with a " \
+        "NetworkPolicy"
+    starts = Related(d.source, d.program_span, "the RPC server starts here")
+    for reach in reaches.listed:
         yield rpc_port_published.finding(
             f"the RPC port {port} is reachable from outside: {reach.message}; the RPC server "
             "has no authentication",
-            reach.source, reach.span,
-            hint="publish it on a private address only, or use a ClusterIP Service with a "
-                 "NetworkPolicy",
-            related=(Related(d.source, d.program_span, "the RPC server starts here"),),
+            reach.source, reach.span, hint=hint, related=(starts,),
         )
+    more = _left_out(reaches, f"the RPC port {port} is reachable from outside", starts)
+    if more is not None and reaches.first_left_out is not None:
+        yield rpc_port_published.finding(
+            f"{more[0]}; the RPC server has no authentication",
+            reaches.first_left_out.source, reaches.first_left_out.span, hint=hint,
+            related=more[1])
 
 
 @rule("MG603", "rpc-public-address", Severity.ERROR,
@@ -211,13 +233,20 @@ def api_without_key(d: Deployment) -> Iterator[Finding]:
         hint = (f"set {flag} (or {env_names[0]} from a secret)" if env_names else
                 f"set {flag} (from a secret)") + \
             ", or publish the port only behind an authenticating gateway"
-    for reach in public_reach(d, api_port):
+    reaches = public_reach(d, api_port)
+    starts = Related(d.source, d.program_span, "the server starts here")
+    for reach in reaches.listed:
         yield api_without_key.finding(
             f"the {d.adapter.label} API (port {api_port}) is reachable from outside: "
             f"{reach.message}; {missing}",
-            reach.source, reach.span, hint=hint,
-            related=(Related(d.source, d.program_span, "the server starts here"),),
+            reach.source, reach.span, hint=hint, related=(starts,),
         )
+    more = _left_out(reaches, f"the {d.adapter.label} API (port {api_port}) is reachable from "
+                     "outside", starts)
+    if more is not None and reaches.first_left_out is not None:
+        yield api_without_key.finding(
+            f"{more[0]}; {missing}", reaches.first_left_out.source,
+            reaches.first_left_out.span, hint=hint, related=more[1])
 
 
 @rule("MG606", "loopback-behind-service", Severity.WARNING,
@@ -247,21 +276,26 @@ def loopback_behind_service(d: Deployment) -> Iterator[Finding]:
     if not port.known:
         return
     number = port.value if isinstance(port.value, int) else d.adapter.default_port
-    ways: list[Related] = []
+    own: list[Related] = []
     for p in d.context.ports:
         if p.published and not p.unresolved and (p.container_port is None
                                                   or p.container_port == number):
-            ways.append(Related(d.source, p.span, f"{p.origin} publishes port {number}"))
-    for svc in d.services:
-        targets = [t if t is not None else str(n) for n, t in svc.ports]
-        if svc.ports and str(number) not in targets and not any(
-                t is not None and not t.isdigit() for t in targets):
-            continue
-        span = svc.type.span or svc.span
-        ways.append(Related(svc.source, span,
-                            f"Service `{svc.name}` ({svc.type.value}) forwards to the pod"))
-    if not ways:
+            own.append(Related(d.source, p.span, f"{p.origin} publishes port {number}"))
+    services = from_services(d.services, ("forwards", number), lambda s: tuple(
+        Related(svc.source, svc.type.span or svc.span,
+                f"Service `{svc.name}` ({svc.type.value}) forwards to the pod")
+        for svc in forwards_to(s, number)))
+    listed, more, first_left_out, last = bounded(own, services)
+    if not listed:
         return
+    ways = listed
+    if first_left_out is not None:
+        # a pod behind 30,000 Services: the first ones one by one, as the findings of a code
+        ways.append(Related(first_left_out.source, first_left_out.span,
+                            f"and {more:,} more ways in from here on, not listed one by one "
+                            f"(the first {MAX_FINDINGS_PER_CODE} are): {first_left_out.message}"))
+        if last is not None and last is not first_left_out:
+            ways.append(Related(last.source, last.span, f"the last of them: {last.message}"))
     value, how, span = bound
     what = d.adapter.label
     first = ways[0].message

@@ -515,6 +515,25 @@ _SERVICE = ("apiVersion: v1\nkind: Service\nmetadata: {{name: vllm-{i}, labels: 
             "spec: {{selector: {{app: vllm}}, ports: [{{port: 80, targetPort: 8000}}]}}\n")
 
 
+def _services_before_launches(host: str) -> Case:
+    """Half the file LoadBalancer Services, then Deployments, all of one label: each launch
+    was compared with every Service and got a finding (or a related location) for each,
+    quadratic in time and memory (1 MiB: 30 s, 2.2 GB)."""
+    def case(d: Path, scale: float) -> list[str]:
+        n = max(20_000, int(FULL * scale))
+        svc = ("---\napiVersion: v1\nkind: Service\nmetadata: {{name: s{i}}}\nspec:\n"
+               "  type: LoadBalancer\n  selector: {{app: vllm}}\n"
+               "  ports: [{{port: 80, targetPort: 8000}}]\n")
+        dep = deployment(["meta-llama/Llama-3.1-8B-Instruct", "-tp", "2", *host.split()]) \
+            .replace("  template:\n", "  template:\n    metadata: {labels: {app: vllm}}\n")
+        services = "".join(svc.format(i=i) for i in range(n // 2 // len(svc.format(i=0))))
+        launches = "".join(f"---\n{dep.replace('name: hostile', f'name: engine-{i}')}"
+                           for i in range(n // 2 // (len(dep) + 4)))
+        (d / "deploy.yaml").write_text(services[4:] + launches)
+        return ["deploy.yaml"]
+    return case
+
+
 def many_gpu_count_fixes(d: Path, scale: float) -> list[str]:
     """Deployments whose GPU count MG101 offers to fix, after a long ConfigMap: each fix split
     the whole file into lines again, quadratic."""
@@ -747,6 +766,8 @@ CASES: dict[str, Case] = {
     "many-inference-services": many_inference_services,
     "many-autoselected-inference-services": many_autoselected_inference_services,
     "many-compose-services": many_compose_services,
+    "services-selecting-many-launches": _services_before_launches(""),
+    "services-selecting-many-loopback-launches": _services_before_launches("--host 127.0.0.1"),
     # 9.5 MiB of small parts: a launch each (read up to bounds.MAX_LAUNCHES), a YAML node each
     # (a document is composed up to bounds.MAX_YAML_NODES), or neither (documents that name
     # the engine and launch nothing: read to the end)

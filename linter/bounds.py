@@ -13,6 +13,7 @@ import math
 from typing import Any
 
 MAX_GPUS = 1 << 20  # any GPU count, parallel size or product of them (ranks, world size)
+MAX_GPUS_PER_NODE = 1024  # the --gpus-per-node option (the largest nodes have 8 to 72)
 MAX_LAYERS = 1 << 16
 MAX_EXPERTS = 1 << 16
 MAX_WIDTH = 1 << 24  # hidden size, FFN width, head dimension, vocabulary

@@ -20,6 +20,8 @@ import os
 import sys
 from typing import Any, Callable, NamedTuple, Sequence
 
+from . import bounds
+
 PROG = "mgpu-lint"
 # sub-command → one-line summary (the first line of its typer docstring; a test checks they match)
 SUBCOMMANDS = {
@@ -79,7 +81,7 @@ LINT_OPTIONS: tuple[Opt, ...] = (
         "whose file pins none; an image tag or pip pin in the file wins", "VERSION"),
     Opt(("--gpu",), "gpu", "GPU type when no file states it (H100 SXM)", "NAME"),
     Opt(("--gpus-per-node",), "gpus_per_node", "GPUs per node [default: 8]", "N", "int",
-        minimum=1, maximum=1024),
+        minimum=1, maximum=bounds.MAX_GPUS_PER_NODE),
     Opt(("--fail-on",), "fail_on", "lowest severity that fails the run [default: warning]",
         "SEVERITY", "choice", SEVERITIES),
     Opt(("--exit-zero",), "exit_zero", "exit 0 even with findings"),

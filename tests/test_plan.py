@@ -244,6 +244,8 @@ def test_no_sglang_command_where_sglang_would_refuse(args: list[str], note: str)
     (["--model", "Llama-3.1-8B", "--kv-cache-dtype", "fp3"], "unknown --kv-cache-dtype"),
     (["--model", "Llama-3.1-8B", "--interconnect", "wifi"], "nvlink or pcie"),
     (["--model", "Llama-3.1-8B", "--format", "xml"], "is not one of 'text', 'json'"),
+    # a -ts entry and a device id per GPU of the node: 10^9 took 3.9 GB and a traceback
+    (["--model", "Llama-3.1-8B", "--gpus-per-node", "1000000000"], "'--gpus-per-node'"),
 ])
 def test_usage_errors_exit_2(args: list[str], message: str) -> None:
     result = runner.invoke(_app(), ["plan", *args])
@@ -272,3 +274,11 @@ def test_text_snapshot(args: list[str], snapshot) -> None:
     result = runner.invoke(_app(), ["plan", *args])
     assert result.exit_code == 0
     assert result.stdout == snapshot
+
+
+def test_no_llama_server_command_that_llama_server_refuses() -> None:
+    """A layout of more than 15 GPUs would need a -ts of that many entries: llama-server
+    refuses 16 or more (engines/llamacpp.py MAX_TENSOR_SPLIT), so none is suggested."""
+    p = run("--model", "meta-llama/Llama-3.1-405B-Instruct", "--gpus-per-node", "32")
+    assert p["layout"]["gpus"] == 32 and p["commands"]["vllm"]
+    assert p["commands"]["llama_server"] == []

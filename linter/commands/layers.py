@@ -13,7 +13,6 @@ from typing import Any
 import typer
 
 from ..bounds import MAX_LAYERS
-from ..engines.llamacpp import MAX_TENSOR_SPLIT
 
 # llama.cpp's CUDA backend stops at start-up with more GPUs than this
 # (ggml/src/ggml-cuda/ggml-cuda.cu ggml_cuda_init: GGML_ASSERT(info.device_count <=
@@ -27,6 +26,8 @@ class LayersError(Exception):
 
 
 def _numbers(text: str, what: str) -> list[float]:
+    from ..engines.llamacpp import MAX_TENSOR_SPLIT  # (not at start-up: the engine's module)
+
     parts = re.split(r"[,/]+", text.strip())
     if what == "-ts" and len(parts) > MAX_TENSOR_SPLIT:
         # common/arg.cpp --tensor-split: at least llama_max_devices() (16) entries is an error

@@ -13,6 +13,8 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import typer
+
+from .. import bounds
 from ..records import dataclass
 
 if TYPE_CHECKING:
@@ -413,7 +415,10 @@ def _gguf_type(shape: ModelShape, precision: Precision) -> str:
 
 def _llama_commands(shape: ModelShape, precision: Precision, inp: PlanInput,
                     layout: Layout) -> list[str]:
-    if not layout.fits or layout.gpus > inp.gpus_per_node:
+    from ..engines.llamacpp import MAX_TENSOR_SPLIT
+
+    if not layout.fits or layout.gpus > inp.gpus_per_node or layout.gpus > MAX_TENSOR_SPLIT:
+        # (llama-server refuses a -ts of more entries: engines/llamacpp.py MAX_TENSOR_SPLIT)
         return []
     gguf = f"{shape.name}-{_gguf_type(shape, precision)}.gguf"
     base = ["llama-server", "-m", gguf, "-ngl", "99", "-c", str(inp.users * inp.context),
@@ -509,7 +514,10 @@ def register(app: typer.Typer) -> None:
         gpu: str = typer.Option(DEFAULT_GPU, "--gpu", help="GPU type (H100 SXM, nvidia-l4 …)"),
         users: int = typer.Option(32, "--users", min=1, help="concurrent sequences"),
         context: int = typer.Option(8192, "--context", min=1, help="tokens per sequence"),
-        gpus_per_node: int = typer.Option(8, "--gpus-per-node", min=1, help="GPUs per node"),
+        # bounded as check's option: the llama-server commands list one -ts entry and one
+        # CUDA_VISIBLE_DEVICES id per GPU (10^9 took 3.9 GB and ended in a traceback)
+        gpus_per_node: int = typer.Option(8, "--gpus-per-node", min=1,
+                                          max=bounds.MAX_GPUS_PER_NODE, help="GPUs per node"),
         nodes: int = typer.Option(1, "--nodes", min=1, help="nodes"),
         interconnect: str | None = typer.Option(
             None, "--interconnect", help="nvlink or pcie (default: the GPU's)"),

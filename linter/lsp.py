@@ -29,6 +29,7 @@ Positions: findings carry code-point offsets; LSP positions are 0-based lines an
 from __future__ import annotations
 
 import asyncio
+import bisect
 import os
 import re
 from collections import deque
@@ -285,6 +286,8 @@ class _State:
 
     def __init__(self) -> None:
         self.linted: dict[str, tuple[str, list[Finding]]] = {}
+        # where "disable" comments go, for the findings list it was made for (`CommentPlaces`)
+        self.places: dict[str, tuple[list[Finding], CommentPlaces]] = {}
         self.generation: dict[str, int] = {}
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mgpu-lint")
         # what tests read through workspace/executeCommand `mgpu-lint.stats`: lints started,
@@ -358,6 +361,7 @@ def create_server() -> LanguageServer:
         find_for_directory.cache_clear()
         links.clear()
         state.linted.clear()
+        state.places.clear()
         for doc in list(ls.workspace.text_documents.values()):
             publish(ls, doc)
 
@@ -444,6 +448,7 @@ def create_server() -> LanguageServer:
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: LanguageServer, params: types.DidCloseTextDocumentParams) -> None:
         state.linted.pop(params.text_document.uri, None)
+        state.places.pop(params.text_document.uri, None)
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
             uri=params.text_document.uri, diagnostics=[]))
 
@@ -454,6 +459,10 @@ def create_server() -> LanguageServer:
         doc = ls.workspace.get_text_document(params.text_document.uri)
         text = doc.source
         findings = _lint_doc(state, doc)
+        held = state.places.get(doc.uri)
+        if held is None or held[0] is not findings:
+            held = state.places[doc.uri] = (findings, CommentPlaces())
+        places = held[1]
         positions = PositionMap(text, encoding(ls))
         shift = 1 if text.startswith("\ufeff") else 0
         only = params.context.only
@@ -492,7 +501,7 @@ def create_server() -> LanguageServer:
                     kind=types.CodeActionKind.QuickFix, diagnostics=[diag],
                     is_preferred=f.fix.safe or None,
                     edit=edit([(e.span, e.text) for e in f.fix.edits])))
-            disable = _disable_edit(f)
+            disable = _disable_edit(f, places)
             if disable is not None:
                 out.append(types.CodeAction(
                     title=f"Disable {f.code} for this line", kind=types.CodeActionKind.QuickFix,
@@ -555,7 +564,24 @@ def _rule_markdown(r: Rule, urls: dict[str, str | None]) -> str:
     return f"{text}\n\n[{r.code}]({href})" if href else text
 
 
-def _disable_edit(f: Finding) -> tuple[Span, str] | None:
+class CommentPlaces:
+    """Where "disable" comments can go for one lint's findings: each text a finding is in is
+    read once (one tokenisation of a shell text, one composition of a YAML text, one scan of a
+    Markdown file's fences), on the first finding that asks, and kept with the lint's findings
+    (`_State.places`).  Reading the text again for each finding made a codeAction over a whole
+    200 KB document take 15-70 s (a prefix tokenisation or a composition per finding)."""
+
+    def __init__(self) -> None:
+        self._texts: dict[int, tuple[SourceFile, _TextPlaces]] = {}
+
+    def of(self, src: SourceFile) -> _TextPlaces:
+        held = self._texts.get(id(src))
+        if held is None or held[0] is not src:
+            held = self._texts[id(src)] = (src, _TextPlaces(src))
+        return held[1]
+
+
+def _disable_edit(f: Finding, places: CommentPlaces) -> tuple[Span, str] | None:
     """A `# mgpu-lint: disable=CODE` line above the finding's line, at its indentation; above
     the first line of a backslash-continued command (a comment cannot sit inside one); for a
     line inside a multi-line YAML scalar (a `sh -c` block, where a `#` line would become part
@@ -571,10 +597,11 @@ def _disable_edit(f: Finding) -> tuple[Span, str] | None:
     if src.path.endswith(".json") or not src.text:
         return None
     line, _ = src.line_col(f.span.start)
+    here = places.of(src)
     if src.kind == "markdown":
-        found = _markdown_comment_line(src.text, f.span.start, line)
+        found = here.markdown_comment_line(f.span.start, line)
     else:
-        found = _comment_line(src.kind, src, f.span.start, line)
+        found = here.comment_line(src.kind, f.span.start, line)
     if found is None:
         return None
     text = src.line_text(found)
@@ -583,113 +610,233 @@ def _disable_edit(f: Finding) -> tuple[Span, str] | None:
     return Span(start, start), f"{indent}# mgpu-lint: disable={f.code}\n"
 
 
-def _comment_line(kind: str, src: SourceFile, offset: int, line: int) -> int | None:
-    """The 1-based line of ``src`` (a YAML or shell text, or a Dockerfile) above which a
-    suppression comment for ``offset`` on ``line`` can go, or None."""
-    if kind == "yaml":
-        anchor = _yaml_anchor_line(src, offset, line)
-        if anchor is False:
+class _TextPlaces:
+    """`CommentPlaces` for one text (a file's, or a Markdown block's body); each part is made
+    on first use."""
+
+    def __init__(self, src: SourceFile) -> None:
+        self.src = src
+        self._first: dict[int, int] = {}  # line -> first line of the continued command
+        self._shell: bytearray | None = None
+        self._yaml: _YamlTree | None = None
+        self._blocks: _MarkdownBlocks | None = None
+
+    def comment_line(self, kind: str, offset: int, line: int) -> int | None:
+        """The 1-based line of the text (YAML or shell, or a Dockerfile) above which a
+        suppression comment for ``offset`` on ``line`` can go, or None."""
+        if kind == "yaml":
+            if self._yaml is None:
+                self._yaml = _YamlTree(self.src.text)
+            anchor = self._yaml.anchor_line(offset, line)
+            if anchor is False:
+                return None
+            line = anchor or line
+        line = self.continued_from(line)
+        if kind == "shell" and not self.shell_line_free(line):
             return None
-        line = anchor or line
-    while line > 1 and src.line_text(line - 1).rstrip().endswith("\\"):
-        line -= 1
-    if kind == "shell" and not _shell_line_free(src.text, src.line_starts()[line - 1]):
-        return None
-    return line
+        return line
+
+    def continued_from(self, line: int) -> int:
+        """The first line of the backslash-continued command ``line`` is in (``line`` itself
+        when the line above does not end in a backslash); each line is walked once for all
+        findings (a 100,000-line continued command with a finding per line stays linear)."""
+        walked = []
+        text = self.src.line_text
+        while line > 1 and line not in self._first and text(line - 1).rstrip().endswith("\\"):
+            walked.append(line)
+            line -= 1
+        top = self._first.get(line, line)
+        for w in walked:
+            self._first[w] = top
+        return top
+
+    def shell_line_free(self, line: int) -> bool:
+        """Whether the 1-based ``line`` of the shell text starts outside every quoted string,
+        `$(…)`, backquote, `${…}` and here-document body, with no unbalanced quote before it:
+        a line written there is a line of the script, not part of a word."""
+        if self._shell is None:
+            self._shell = _shell_lines_taken(self.src)
+        return not self._shell[line - 1]
+
+    def markdown_comment_line(self, offset: int, line: int) -> int | None:
+        """``comment_line`` inside the fenced block holding ``offset`` (a YAML block, or a
+        shell block without `$ ` prompts), mapped back to the Markdown file's lines; None
+        elsewhere."""
+        if self._blocks is None:
+            self._blocks = _MarkdownBlocks(self.src.text)
+        return self._blocks.comment_line(offset, line)
 
 
-def _shell_line_free(text: str, at: int) -> bool:
-    """Whether a line starting at offset ``at`` of the shell ``text`` starts outside every
-    quoted string, `$(…)`, backquote, `${…}` and here-document body, with no unbalanced quote
-    before it: a line written there is a line of the script, not part of a word."""
+def _shell_lines_taken(src: SourceFile) -> bytearray:
+    """1 for each line of the shell text ``src`` that starts inside a word (a multi-line
+    quoted string, `$(…)`, backquote or `${…}`), after an unbalanced quote (the shell reads
+    the rest of the text as the quoted word) or in a here-document body; from one
+    tokenisation (a token's lexing does not depend on the text after it) and one split."""
     from .shell import _tokens, split_commands
 
+    text = src.text
+    starts = src.line_starts()
+    taken = bytearray(len(starts))
+
+    def take(first: int, last: int) -> None:  # the lines with index first … last - 1
+        if first < last:
+            taken[first:last] = b"\x01" * (last - first)
+
     for ttype, value, start in _tokens(text):
-        if start >= at:
-            break
         if ttype == "BAD_QUOTE":
-            return False  # the shell reads the rest of the text as the quoted word
-        if start + len(value) > at and "\n" in value and ttype in (
-                "SQ", "DQ", "ANSI", "CMDSUB", "BACKTICK", "PARAM"):
-            return False
+            take(bisect.bisect_right(starts, start), len(starts))
+            break
+        if "\n" in value and ttype in ("SQ", "DQ", "ANSI", "CMDSUB", "BACKTICK", "PARAM"):
+            # lines starting strictly inside the token (one starting at its end is free)
+            take(bisect.bisect_right(starts, start), bisect.bisect_left(starts, start + len(value)))
     if "<<" in text:
         for cmd in split_commands(text):
-            if any(body.start <= at <= body.end for body in cmd.heredocs):
-                return False
-    return True
+            for body in cmd.heredocs:  # a line starting at its end too (the terminator's)
+                take(bisect.bisect_left(starts, body.start), bisect.bisect_right(starts, body.end))
+    return taken
 
 
-def _markdown_comment_line(text: str, offset: int, line: int) -> int | None:
-    """``_comment_line`` inside the fenced block holding ``offset`` (a YAML block, or a shell
-    block without `$ ` prompts), mapped back to the Markdown file's lines; None elsewhere."""
-    from .sources import markdown as md
+class _MarkdownBlocks:
+    """A Markdown text's fenced blocks (one scan), each block's body as its own text with its
+    own `_TextPlaces`, made when a finding in it first asks."""
 
-    lines, offsets = md._lines(text)
-    for lang, body, fence, close in md._blocks(lines, offsets):
-        if not fence + 1 < line <= close:  # the body lines are fence+2 … close (1-based)
-            continue
-        if lang in md.YAML_LANGS:
-            kind = "yaml"
-        elif (lang in md.SHELL_LANGS or not lang) and lang not in md._CONSOLE and \
-                not any(md._PROMPT.match(b) for _, b in body):
-            kind = "shell"
-        else:
+    def __init__(self, text: str) -> None:
+        from .sources import markdown as md
+
+        self.text = text
+        lines, self.offsets = md._lines(text)
+        self.fences: list[int] = []  # opening fence line (0-based), in order
+        self.blocks: list[tuple[str | None, int]] = []  # (kind or None, closing fence line)
+        for lang, body, fence, close in md._blocks(lines, self.offsets):
+            kind: str | None = None
+            if lang in md.YAML_LANGS:
+                kind = "yaml"
+            elif (lang in md.SHELL_LANGS or not lang) and lang not in md._CONSOLE and \
+                    not any(md._PROMPT.match(b) for _, b in body):
+                kind = "shell"
+            self.fences.append(fence)
+            self.blocks.append((kind, close))
+        self._bodies: dict[int, _TextPlaces] = {}
+
+    def comment_line(self, offset: int, line: int) -> int | None:
+        # the body lines of a block are fence+2 … close (1-based); blocks follow one another
+        # without overlapping, so the one holding ``line`` is the last opening at line-2 or
+        # before
+        i = bisect.bisect_right(self.fences, line - 2) - 1
+        if i < 0:
             return None
+        fence = self.fences[i]
+        kind, close = self.blocks[i]
+        if line > close or kind is None:
+            return None
+        text, offsets = self.text, self.offsets
         begin = offsets[fence + 1] if fence + 1 < len(offsets) else len(text)
-        end = offsets[close] if close < len(offsets) else len(text)
-        block = SourceFile("<block>", text[begin:end], kind)
-        found = _comment_line(kind, block, offset - begin, line - fence - 1)
+        body = self._bodies.get(i)
+        if body is None:
+            end = offsets[close] if close < len(offsets) else len(text)
+            body = self._bodies[i] = _TextPlaces(SourceFile("<block>", text[begin:end], kind))
+        found = body.comment_line(kind, offset - begin, line - fence - 1)
         return None if found is None else found + fence + 1
-    return None
 
 
-def _yaml_anchor_line(src: SourceFile, offset: int, line: int) -> int | None | bool:
-    """None when ``line`` (1-based, holding ``offset``) is an ordinary YAML line; when the
-    scalar holding ``offset`` began on an earlier line, the line of the ``name`` key of the
-    innermost list item holding it, or False when there is none (or the text does not
-    compose)."""
-    from .yamlsrc import YamlError, compose_documents
+class _YamlTree:
+    """A YAML text composed once, to find the scalar holding an offset (`anchor_line`)."""
 
-    try:
-        roots = list(compose_documents(src.text))
-    except (YamlError, RecursionError):
-        return False
+    def __init__(self, text: str) -> None:
+        from .yamlsrc import YamlError, compose_documents
 
-    def inside(node: object) -> bool:
-        start = node.start_mark.index  # type: ignore[attr-defined]
-        return start <= offset < max(node.end_mark.index, start + 1)  # type: ignore
+        self.roots: list[object] | None
+        try:
+            self.roots = list(compose_documents(text))
+        except (YamlError, RecursionError):
+            self.roots = None
+        # id(parent) -> its children's (starts, ends) when they follow one another in the text
+        # without overlapping, else None (an alias is its anchor's node, elsewhere)
+        self._children: dict[int, tuple[list[int], list[int]] | None] = {}
+        self._flats: dict[int, list[object]] = {}  # id(mapping) -> k0, v0, k1, v1, …
+        self._named: dict[int, int | None] = {}  # id(list item) -> line of its `name:` key
 
-    for root in roots:
-        if not inside(root):
-            continue
+    def _first_holding(self, parent: object, nodes: list[object], offset: int) -> int | None:
+        """The index of the first of ``nodes`` (the children of ``parent``, in order) whose
+        span holds ``offset``; a binary search when their spans are in order."""
+        key = id(parent)
+        if key not in self._children:
+            starts = [n.start_mark.index for n in nodes]  # type: ignore[attr-defined]
+            ends = [max(n.end_mark.index, s + 1)  # type: ignore[attr-defined]
+                    for n, s in zip(nodes, starts)]
+            ordered = all(ends[i] <= starts[i + 1] for i in range(len(nodes) - 1))
+            self._children[key] = (starts, ends) if ordered else None
+        found = self._children[key]
+        if found is None:
+            return next((i for i, n in enumerate(nodes) if _holds(n, offset)), None)
+        starts, ends = found
+        i = bisect.bisect_right(starts, offset) - 1
+        return i if i >= 0 and offset < ends[i] else None
+
+    def anchor_line(self, offset: int, line: int) -> int | None | bool:
+        """None when ``line`` (1-based, holding ``offset``) is an ordinary YAML line; when the
+        scalar holding ``offset`` began on an earlier line, the line of the ``name`` key of the
+        innermost list item holding it, or False when there is none (or the text does not
+        compose)."""
+        if self.roots is None:
+            return False
+        i = self._first_holding(self, self.roots, offset)
+        if i is None:
+            return None
         named: int | None = None
-        node, steps = root, 0
+        node: object | None = self.roots[i]
+        steps = 0
         while node is not None and steps < 200:
             steps += 1
-            if node.id == "scalar":
-                if node.start_mark.line + 1 >= line:
+            if node.id == "scalar":  # type: ignore[attr-defined]
+                if node.start_mark.line + 1 >= line:  # type: ignore[attr-defined]
                     return None
                 return named if named is not None else False
             nxt = None
-            if node.id == "mapping":
-                for k, v in node.value:
-                    if inside(k):
+            if node.id == "mapping":  # type: ignore[attr-defined]
+                # keys and values in order: the first holding ``offset``
+                flat = self._flat(node)
+                j = self._first_holding(flat, flat, offset)  # type: ignore[arg-type]
+                if j is not None:
+                    if j % 2 == 0:
                         return None
-                    if inside(v):
-                        nxt = v
-                        break
+                    nxt = flat[j]
             else:
-                for item in node.value:
-                    if inside(item):
-                        if item.id == "mapping":
-                            for k, v in item.value:
-                                if k.id == "scalar" and k.value == "name" and v.id == "scalar":
-                                    named = k.start_mark.line + 1
-                        nxt = item
-                        break
+                items = node.value  # type: ignore[attr-defined]
+                j = self._first_holding(node, items, offset)
+                if j is not None:
+                    item = items[j]
+                    if item.id == "mapping":
+                        named = self._name_line(item, named)
+                    nxt = item
             node = nxt
         return None
-    return None
+
+    def _flat(self, mapping: object) -> list[object]:
+        """A mapping's keys and values in order (k0, v0, k1, v1, …), the same list each time
+        (it keys its children's index)."""
+        flat = self._flats.get(id(mapping))
+        if flat is None:
+            flat = self._flats[id(mapping)] = [
+                n for pair in mapping.value for n in pair]  # type: ignore[attr-defined]
+        return flat
+
+    def _name_line(self, item: object, named: int | None) -> int | None:
+        """The line of the list item mapping's (last) `name:` key with a scalar value, else
+        ``named`` (the enclosing item's)."""
+        if id(item) not in self._named:
+            line = None
+            for k, v in item.value:  # type: ignore[attr-defined]
+                if k.id == "scalar" and k.value == "name" and v.id == "scalar":
+                    line = k.start_mark.line + 1
+            self._named[id(item)] = line
+        own = self._named[id(item)]
+        return named if own is None else own
+
+
+def _holds(node: object, offset: int) -> bool:
+    start = node.start_mark.index  # type: ignore[attr-defined]
+    return start <= offset < max(node.end_mark.index, start + 1)  # type: ignore[attr-defined]
 
 
 def serve() -> None:

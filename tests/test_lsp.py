@@ -504,14 +504,64 @@ def test_disable_inside_markdown_blocks(client: Client, tmp_path: Path) -> None:
     assert [d["range"]["start"]["line"] for d in after] == [folded, console]
 
 
+def _offered(text: str, uri: str, path: str) -> list[tuple[str, list[tuple[Any, str]]]]:
+    """The quick fixes a codeAction over the whole of ``text`` offered before the comment
+    places were indexed: each finding's fix, then its "disable" line from the reference's
+    per-finding reading of the text (tests/test_lsp_places.py)."""
+    from mgpu_lint.lsp import lint_text
+
+    from tests.test_lsp_places import _ref_disable_edit
+
+    positions = PositionMap(text)
+    out = []
+    for f in lint_text(path, text):
+        if f.fix is not None:
+            out.append((f"{f.fix.title} ({f.code})" + ("" if f.fix.safe else " [unsafe]"),
+                        [(positions.json_range(e.span), e.text) for e in f.fix.edits]))
+        disable = _ref_disable_edit(f)
+        if disable is not None:
+            out.append((f"Disable {f.code} for this line",
+                        [(positions.json_range(disable[0]), disable[1])]))
+    return out
+
+
+def test_a_code_action_over_a_whole_document_reads_it_once(client: Client,
+                                                           tmp_path: Path) -> None:
+    """A codeAction from the first line to the last of a 100 KB document of launches in
+    folded `sh -c` scripts (a "disable" goes above the container's `name:`) answers within
+    a few seconds, with the actions offered before (each finding used to compose the YAML
+    again: 35 s here, 70 s for 200 KB; a shell text was tokenised up to each finding's
+    line: 200 KB 20 s)."""
+    pod = FOLDED.replace("name: folded", "name: folded-{i}")
+    text = "---\n".join(pod.replace("{i}", str(i)) for i in range(100_000 // len(pod)))
+    script = "#!/bin/sh\n" + "".join(
+        f'sh -c "echo {i}\nvllm serve Qwen/Qwen3-8B --max-model-le 8192" &\n'
+        f"vllm serve Qwen/Qwen3-8B \\\n  --max-model-le {i}\n" for i in range(600))
+    for name, body, language in (("pods.yaml", text, "yaml"), ("run.sh", script, "shellscript")):
+        uri = (tmp_path / name).as_uri()
+        client.open(uri, body, language)
+        began = time.monotonic()
+        actions = client.request("textDocument/codeAction", {
+            "textDocument": {"uri": uri}, "range": _whole(body),
+            "context": {"diagnostics": [], "only": ["quickfix"]}})
+        took = time.monotonic() - began
+        got = [(a["title"], [(e["range"], e["newText"]) for e in a["edit"]["changes"][uri]])
+               for a in actions]
+        want = _offered(body, uri, str(tmp_path / name))
+        assert got == want
+        assert sum(t.startswith("Disable") for t, _ in got) >= 500
+        assert took < 5.0, f"{name}: {took:.1f} s"
+
+
 def test_shell_lines_inside_words_and_here_documents() -> None:
     """Where a line of a shell text starts: inside a word (quoted, `$(…)`, after an
     unbalanced quote) or a here-document body, or free."""
-    from mgpu_lint.lsp import _shell_line_free
+    from mgpu_lint.lsp import _TextPlaces
+    from mgpu_lint.source import SourceFile
 
     def free(text: str) -> list[bool]:
-        starts = [0] + [i + 1 for i, c in enumerate(text[:-1]) if c == "\n"]
-        return [_shell_line_free(text, at) for at in starts]
+        places = _TextPlaces(SourceFile("run.sh", text, "shell"))
+        return [places.shell_line_free(line) for line in range(1, text.count("\n") + 1)]
 
     assert free("a\nb 'c\nd' e\nf\n") == [True, True, False, True]
     assert free('x "$(echo\ny)"\nz\n') == [True, False, True]

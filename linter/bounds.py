@@ -59,6 +59,10 @@ MAX_PATH_CHARS = 4095
 # (a 300-byte script ran out of 9 GiB of memory).  Linux refuses one argument longer than
 # 128 KiB (MAX_ARG_STRLEN, include/uapi/linux/binfmts.h), so no launch's word is longer.
 MAX_VALUE_CHARS = 1 << 17
+# Characters of variable values one file's scripts keep (each value a launch may see is kept
+# with its change, linter/script_env.py); past them a value set is unknown.  `C="$C -tp 3"`
+# 25,000 times kept 1.5 GB of ever longer values.  Real scripts keep well under a megabyte.
+MAX_ENV_CHARS = 1 << 24
 
 
 # Side files one run keeps parsed (safeio.memo), so that launches naming the same file read it
@@ -103,10 +107,11 @@ class ReadBudget:
     the first one was refused (offsets, its name)."""
 
     __slots__ = ("words", "cut", "reported", "what", "side_bytes", "side_seen", "side_cut",
-                 "side_reported")
+                 "side_reported", "env_chars")
 
     def __init__(self) -> None:
         self.words = MAX_SHELL_WORDS
+        self.env_chars = MAX_ENV_CHARS  # of variable values the file's scripts may still keep
         self.cut: int | None = None
         self.reported = False
         # what the budget counted when it ran out, for the finding

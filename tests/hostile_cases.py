@@ -853,6 +853,11 @@ CASES: dict[str, Case] = {
     # each blank or comment line ended an empty command again (10 million newlines: 22 s)
     "many-blank-lines": _full_file("run.sh", lambda n: "vllm serve m\n" + "\n" * n),
     "many-comment-lines": _full_file("run.sh", lambda n: "vllm serve m\n" + "#\n" * (n // 2)),
+    # every value set is kept for the launches after it: ever longer values (1.6 GB) or many
+    # copies of a long one (over 4 GB) are past bounds.MAX_ENV_CHARS
+    "growing-variable": _sh("C='vllm serve m'\n" + 'C="$C -tp 3"\n' * 25_000 + "eval $C"),
+    "many-copies-of-a-long-value": _sh("x=ab\n" + "x=$x$x\n" * 16 + "".join(
+        f"y{i}=$x\n" for i in range(100_000)) + "vllm serve m"),
     "yaml-flow-list-of-short-words": _full_file("compose.yaml", lambda n: (
         "services:\n  s:\n    image: vllm/vllm-openai:v0.30.0\n    command: ["
         + "a," * (n // 2) + "a]\n")),

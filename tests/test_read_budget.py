@@ -331,3 +331,19 @@ def test_a_text_after_the_budget_is_spent_exactly_says_where_reading_stops(
     found = _findings(capsys, readme)
     assert [(f["code"], f["range"]["start"]) for f in found] == [
         ("MG001", {"line": 6, "column": 1})]
+
+
+def test_variable_values_past_the_files_budget_are_unknown(capsys, tmp_path, monkeypatch):
+    """Each value a script sets is kept for the launches after it; past
+    bounds.MAX_ENV_CHARS of them in a file, a value set is unknown where it is expanded (the
+    launch is read as with any variable the linter cannot know)."""
+    monkeypatch.setattr(bounds, "MAX_ENV_CHARS", 40)
+    model = "meta-llama/Llama-3.1-70B-Instruct"  # 33 characters
+    script = tmp_path / "run.sh"
+    script.write_text(f"M={model}\nvllm serve $M -tp 3\nN={model}\nvllm serve $N -tp 3\n")
+    found = _findings(capsys, script)
+    assert [(f["code"], f["range"]["start"]["line"]) for f in found] == [("MG102", 2)]
+    monkeypatch.setattr(bounds, "MAX_ENV_CHARS", 66)  # both kept: both launches checked
+    found = _findings(capsys, script)
+    assert [(f["code"], f["range"]["start"]["line"]) for f in found] == [
+        ("MG102", 2), ("MG102", 4)]

@@ -109,6 +109,16 @@ def search_script(text: str, outer: Word | None, scope: Scope,
 
     # values assigned in this text, as lexed (their characters' places in ``text``)
     defined: dict[str, Word] = {}
+    budget = scope.source.budget
+
+    def kept(w: Word, value: str) -> str | None:
+        """The value a variable is set to by ``w``, or None (unknown): ``w`` holds something
+        unknown, or the file's scripts keep more value characters than bounds.MAX_ENV_CHARS
+        (each value is kept with its change, for the launches after it)."""
+        if w.unresolved:
+            return None
+        budget.env_chars -= len(value)
+        return value if budget.env_chars >= 0 else None
 
     # a broken continuation's problems, until the next command says whether a launch is at stake
     pending: list[ShellProblem] = []
@@ -130,9 +140,6 @@ def search_script(text: str, outer: Word | None, scope: Scope,
             else:
                 arrays[name] = list(elements)
             env.pop(name)
-        if not cmd.words:
-            for name, w in cmd.assignments:
-                defined[name] = w
         if on_yaml is not None:
             for body in cmd.heredocs:
                 body_text = text[body.start:body.end]
@@ -152,18 +159,21 @@ def search_script(text: str, outer: Word | None, scope: Scope,
             else:
                 pending = cmd.problems
         if not cmd_words:
-            for name, w in assigns:
-                env[name] = EnvVar(name, None if w.unresolved else w.text, w.span)
+            for (name, lexed), (_, w) in zip(cmd.assignments, assigns):
+                value = kept(w, w.text)
+                env[name] = EnvVar(name, value, w.span)
+                if value is None and not w.unresolved:
+                    defined.pop(name, None)  # not kept: unknown where it is expanded
+                else:
+                    defined[name] = lexed
             continue
         if cmd_words[0].text in ("export", "declare", "readonly"):
             for w in cmd_words[1:]:
                 if "=" in w.text and not w.text.startswith("-"):
                     name, _, value = w.text.partition("=")
-                    env[name] = EnvVar(name, None if w.unresolved else value,
-                                       w.sub(len(name) + 1))
+                    env[name] = EnvVar(name, kept(w, value), w.sub(len(name) + 1))
             continue
-        local = env.view({name: EnvVar(name, None if w.unresolved else w.text, w.span)
-                          for name, w in assigns})
+        local = env.view({name: EnvVar(name, kept(w, w.text), w.span) for name, w in assigns})
         result = find_launches(cmd_words, Scope(scope.source, scope.context, env=local,
                                                 version_pin=scope.version_pin,
                                                 depth=scope.depth))

@@ -9,8 +9,9 @@ checked") is left out: an editor opens files the way a directory walk finds them
 Edits are debounced: a didChange is linted after DEBOUNCE seconds without another change, on one
 worker thread.  A run whose document changes meanwhile stops at its next launch (`runner.lint`'s
 ``cancelled`` check, asked before each launch is analysed) and publishes nothing, so the newer
-text's run starts without waiting for the rest of the outdated one.  A document whose text did
-not change is not linted again.  Configuration files are watched
+text's run starts without waiting for the rest of the outdated one.  A codeAction or hover on a
+text not linted yet lints it on that worker too (after the run there), so the messages after it
+are still read and answered.  A document whose text did not change is not linted again.  Configuration files are watched
 (`workspace/didChangeWatchedFiles`, and saves of open ones): a change re-lints every open
 document.  Code actions: each finding's fix (quick fix), "disable CODE for this line" (a
 suppression comment on its own line above, never where the file would take it as content: not
@@ -357,6 +358,17 @@ def create_server() -> LanguageServer:
             return
         send(ls, doc, doc.source, findings, doc.version)
 
+    async def findings_of(doc: TextDocument, text: str) -> list[Finding]:
+        """``doc``'s findings for ``text``, for a request: the last lint's when it was of that
+        text, else a lint on the worker, so that the requests after this one are read and
+        answered meanwhile (pygls runs a plain handler inline on its one event loop: a lint
+        there held back every later message, a hover of another document, a cancel)."""
+        cached = state.linted.get(doc.uri)
+        if cached is not None and cached[0] == text:
+            return cached[1]
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(state.executor, _lint_doc, state, doc, text)
+
     def relint_all(ls: LanguageServer) -> None:
         find_for_directory.cache_clear()
         links.clear()
@@ -454,11 +466,11 @@ def create_server() -> LanguageServer:
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
         code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL]))
-    def code_action(ls: LanguageServer,
-                    params: types.CodeActionParams) -> list[types.CodeAction]:
+    async def code_action(ls: LanguageServer,
+                          params: types.CodeActionParams) -> list[types.CodeAction]:
         doc = ls.workspace.get_text_document(params.text_document.uri)
         text = doc.source
-        findings = _lint_doc(state, doc)
+        findings = await findings_of(doc, text)
         held = state.places.get(doc.uri)
         if held is None or held[0] is not findings:
             held = state.places[doc.uri] = (findings, CommentPlaces())
@@ -518,7 +530,7 @@ def create_server() -> LanguageServer:
                 "log": [list(e) for e in state.log]}
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
-    def hover(ls: LanguageServer, params: types.HoverParams) -> types.Hover | None:
+    async def hover(ls: LanguageServer, params: types.HoverParams) -> types.Hover | None:
         doc = ls.workspace.get_text_document(params.text_document.uri)
         text = doc.source
         positions = PositionMap(text, encoding(ls))
@@ -543,7 +555,7 @@ def create_server() -> LanguageServer:
                         kind=types.MarkupKind.Markdown, value=value),
                         range=types.Range(start=positions.position(s0),
                                           end=positions.position(e0)))
-        found = [f for f in _lint_doc(state, doc) if f.span.start <= at <= f.span.end]
+        found = [f for f in await findings_of(doc, text) if f.span.start <= at <= f.span.end]
         if not found:
             return None
         parts = []

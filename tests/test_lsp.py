@@ -553,6 +553,35 @@ def test_a_code_action_over_a_whole_document_reads_it_once(client: Client,
         assert took < 5.0, f"{name}: {took:.1f} s"
 
 
+def test_a_request_waiting_for_a_lint_does_not_hold_back_the_next(client: Client,
+                                                                 tmp_path: Path) -> None:
+    """A codeAction on a text not linted yet (just changed, before the debounced run) waits
+    for its lint on the worker; a hover on another document sent after it is answered first
+    (the codeAction linted on the event loop, and every later message waited), and the
+    codeAction's answer is for the changed text."""
+    small = (tmp_path / "small.yaml").as_uri()
+    flag = next(d for d in client.open(small, FIXABLE, "yaml")["diagnostics"]
+                if d["code"] == "MG013")
+    big = (tmp_path / "big.yaml").as_uri()
+    client.open(big, _big("a"), "yaml")
+    changed = _big("b", 1500)  # its lint takes a good part of a second
+    client.notify("textDocument/didChange", {"textDocument": {"uri": big, "version": 2},
+                                             "contentChanges": [{"text": changed}]})
+    action, hover = client.next_id + 1, client.next_id + 2
+    client.next_id += 2
+    client.send({"id": action, "method": "textDocument/codeAction", "params": {
+        "textDocument": {"uri": big}, "range": _whole(changed),
+        "context": {"diagnostics": [], "only": ["quickfix"]}}})
+    client.send({"id": hover, "method": "textDocument/hover", "params": {
+        "textDocument": {"uri": small}, "position": flag["range"]["start"]}})
+    replies = [client.receive(lambda m: m.get("id") in (action, hover) and "method" not in m)
+               for _ in range(2)]
+    assert [r["id"] for r in replies] == [hover, action]
+    assert "**MG013**" in replies[0]["result"]["contents"]["value"]
+    fixes = [a for a in replies[1]["result"] if a["title"] == "Write --max-model-len (MG013)"]
+    assert len(fixes) > 120  # the changed text's launches, not the 120 of the one opened
+
+
 def test_shell_lines_inside_words_and_here_documents() -> None:
     """Where a line of a shell text starts: inside a word (quoted, `$(…)`, after an
     unbalanced quote) or a here-document body, or free."""

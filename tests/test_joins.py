@@ -516,3 +516,97 @@ def test_joins_past_the_launch_limit_are_not_checked(capsys, tmp_path, monkeypat
     assert len(cut) == 1 and "more than 2 InferenceServices run the ServingRuntimes" in \
         cut[0]["message"]
     assert cut[0]["path"].endswith("isvcs.yaml")
+
+
+def _reference_find_config(svc, name, configs):  # type: ignore[no-untyped-def]
+    """The scan of every config that kserve._find_config replaced (kept as the reference)."""
+    from mgpu_lint.sources.kserve import SYSTEM_NAMESPACE
+
+    named = [c for c in configs if c.name == name]
+    ns = svc.namespace
+    if ns is not None:
+        here = [c for c in named if c.namespace in (ns, None)]
+        if not here:
+            here = [c for c in named if c.namespace == SYSTEM_NAMESPACE]
+    else:
+        here = [c for c in named if c.namespace is None] or named
+    return here[0] if len(here) == 1 else None
+
+
+def test_base_configs_by_name_answer_as_the_scan_of_every_config() -> None:
+    """Random configs of a few names and namespaces (the service's, none, the system one,
+    another) and services naming some of them, some twice: the configs looked up by name
+    are the ones the scan of every config finds, in baseRefs order (fails when the index
+    leaves out the configs without a namespace)."""
+    import random
+
+    from ruamel.yaml import YAML
+    from mgpu_lint.sources.kserve import KObject, base_configs, configs_by_name
+
+    rng = random.Random(826)
+    names, spaces = ["a", "b", "c", "d"], [None, "ns", "kserve", "other"]
+
+    def obj(kind: str, name: str | None, ns: str | None, extra: str = "") -> KObject:
+        meta = ", ".join(x for x in (f"name: {name}" if name else "",
+                                      f"namespace: {ns}" if ns else "") if x)
+        text = (f"apiVersion: serving.kserve.io/v1alpha1\nkind: {kind}\n"
+                f"metadata: {{{meta}}}\nspec: {{{extra}}}\n")
+        return KObject(None, YAML().compose(text))  # type: ignore[arg-type]
+
+    for _ in range(400):
+        configs = [obj("LLMInferenceServiceConfig", rng.choice(names + [None]), rng.choice(spaces))
+                   for _ in range(rng.randint(0, 10))]
+        for c in configs:
+            c.usable = rng.random() > 0.1
+        by_name = configs_by_name(configs)
+        for _ in range(10):
+            refs = [rng.choice(names + ["e"]) for _ in range(rng.randint(0, 4))]
+            svc = obj("LLMInferenceService", "s", rng.choice(spaces),
+                      "baseRefs: [" + ", ".join(f"{{name: {r}}}" for r in refs) + "]")
+            want: list | None = []
+            for r in refs:
+                hit = _reference_find_config(svc, r, configs)
+                if hit is None or not hit.usable:
+                    want = None
+                    break
+                want.append(hit)  # type: ignore[union-attr]
+            got = base_configs(svc, by_name)
+            assert (None if got is None else [id(c) for c in got]) == \
+                (None if not want else [id(c) for c in want])
+
+
+def _llmisvc_configs_and_services(n: int) -> str:
+    """``n`` configs, then ``n`` services each naming all of them in baseRefs."""
+    cfg = ("apiVersion: serving.kserve.io/v1alpha2\nkind: LLMInferenceServiceConfig\n"
+           "metadata: {{name: c{i}, namespace: ns}}\nspec:\n  template:\n    containers:\n"
+           "    - name: main\n      image: vllm/vllm-openai:v0.10.2\n"
+           "      args: [--max-model-len, '4096']\n")
+    refs = ", ".join(f"{{name: c{i}}}" for i in range(n))
+    svc = ("apiVersion: serving.kserve.io/v1alpha2\nkind: LLMInferenceService\n"
+           "metadata: {{name: s{i}, namespace: ns}}\nspec:\n"
+           "  model: {{uri: 'hf://meta-llama/Llama-3.1-8B-Instruct', name: m}}\n"
+           "  baseRefs: [REFS]\n  template:\n    containers:\n    - name: main\n"
+           "      resources: {{limits: {{nvidia.com/gpu: '2'}}}}\n")
+    return "---\n".join([cfg.format(i=i) for i in range(n)] + [svc.format(i=i).replace("REFS", refs)
+                                                            for i in range(n)])
+
+
+def test_base_refs_read_each_config_name_once(tmp_path, capsys, monkeypatch) -> None:
+    """30 services each naming the same 30 configs: every ref read the name of every config
+    (27,000 reads; 300 x 300 x 2,000 services took minutes); now each config's once."""
+    from mgpu_lint.sources import kserve
+
+    reads = []
+    real = kserve.get_str
+
+    def counted(node, *path):  # type: ignore[no-untyped-def]
+        if path == ("metadata", "name"):
+            reads.append(1)
+        return real(node, *path)
+
+    monkeypatch.setattr(kserve, "get_str", counted)
+    (tmp_path / "x.yaml").write_text(_llmisvc_configs_and_services(30))
+    main(["--exit-zero", "--output-format", "json", str(tmp_path / "x.yaml")])
+    found = json.loads(capsys.readouterr().out)["findings"]
+    assert [f["code"] for f in found].count("MG101") == 30  # tp 1 on 2 GPUs, each service
+    assert len(reads) < 200, len(reads)

@@ -26,6 +26,7 @@ from .kserve import (
     RUNTIME_KINDS,
     KObject,
     base_configs,
+    configs_by_name,
     extract_isvc,
     extract_llmisvc_joined,
     extract_llmisvc_config,
@@ -308,15 +309,19 @@ def _join_base_refs(results: list[FileResult], findings: list[Finding],
     if not configs:
         return
     home = {id(o): r for r, o in configs}
+    by_name = configs_by_name([o for _, o in configs])
     by_source = {id(r.source): r for r in results}
-    used: list[tuple[FileResult, KObject]] = []
+    # each object once (a config many services name: its own launches are dropped once)
+    used: dict[int, tuple[FileResult, KObject]] = {}
     for sres, svc in [(r, o) for r in results for o in r.kserve if o.kind in LLMISVC_KINDS]:
-        refs = base_configs(svc, [o for _, o in configs])
+        refs = base_configs(svc, by_name)
         if refs is None:
             continue
         sources = [svc.doc.source]
+        seen = {id(svc.doc.source)}
         for c in refs:
-            if all(c.doc.source is not x for x in sources):
+            if id(c.doc.source) not in seen:
+                seen.add(id(c.doc.source))
                 sources.append(c.doc.source)
         sdoc, cdocs = svc.doc, [(c.doc, c) for c in refs]
         if len(sources) > 1:
@@ -332,17 +337,19 @@ def _join_base_refs(results: list[FileResult], findings: list[Finding],
         for la in found.launches:
             src = la.source.place(la.program.span)[0]
             by_source.get(id(src), sres).launches.append(la)
-        used.append((sres, svc))
-        used.extend((home[id(c)], c) for c in refs)
+        used[id(svc)] = (sres, svc)
+        used.update((id(c), (home[id(c)], c)) for c in refs)
         involved.add(id(sres))
         involved.update(id(home[id(c)]) for c in refs)
-    for res, obj in used:
+    drops: dict[int, tuple[FileResult, set[int]]] = {}
+    for res, obj in used.values():
         # the objects' own readings of `main`: the merged launch is what runs
-        drop = {id(la) for la in obj.launches if la.context.container_name is not None
-                and la.context.container_name.value == MAIN_CONTAINER}
+        drop = drops.setdefault(id(res), (res, set()))[1]
+        drop.update(id(la) for la in obj.launches if la.context.container_name is not None
+                    and la.context.container_name.value == MAIN_CONTAINER)
+    for res, drop in drops.values():
         if drop:
             res.launches = [la for la in res.launches if id(la) not in drop]
-    for res in {id(r): r for r, _ in used}.values():
         res.launches.sort(key=lambda la: la.program.span.start)
 
 

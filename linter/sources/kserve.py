@@ -822,8 +822,19 @@ def select_runtime(isvc: KObject, runtimes: list[KObject],
 SYSTEM_NAMESPACE = "kserve"
 
 
-def _find_config(svc: KObject, name: str, configs: list[KObject]) -> KObject | None:
-    named = [c for c in configs if c.name == name]
+def configs_by_name(configs: list[KObject]) -> dict[str, list[KObject]]:
+    """The configs of each name, in their order: read once for every service and baseRef
+    (each ref scanned every config, 300 refs x 300 configs per service)."""
+    out: dict[str, list[KObject]] = {}
+    for c in configs:
+        name = c.name
+        if name:
+            out.setdefault(name, []).append(c)
+    return out
+
+
+def _find_config(svc: KObject, named: list[KObject]) -> KObject | None:
+    """The config of the service's lookup among ``named``, the configs of one name."""
     ns = svc.namespace
     if ns is not None:
         here = [c for c in named if c.namespace in (ns, None)]
@@ -835,13 +846,14 @@ def _find_config(svc: KObject, name: str, configs: list[KObject]) -> KObject | N
     return here[0] if len(here) == 1 else None
 
 
-def base_configs(svc: KObject, configs: list[KObject]) -> list[KObject] | None:
-    """The configs ``svc``'s baseRefs name, in order, when every one is among ``configs`` and
-    the controller can execute it; None otherwise (the merge is not known: no launch)."""
+def base_configs(svc: KObject, by_name: dict[str, list[KObject]]) -> list[KObject] | None:
+    """The configs ``svc``'s baseRefs name, in order, when every one is among the configs
+    (``configs_by_name``) and the controller can execute it; None otherwise (the merge is not
+    known: no launch)."""
     out: list[KObject] = []
     for ref in items(get(svc.root, "spec", "baseRefs")):
         name = get_str(ref, "name")
-        hit = _find_config(svc, name, configs) if name else None
+        hit = _find_config(svc, by_name.get(name, [])) if name else None
         if hit is None or not hit.usable:
             return None
         out.append(hit)
@@ -991,7 +1003,7 @@ def _model_flag(word: Word, doc: Doc, uri: Any, previous: str | None = None) -> 
                 repo.unresolved)
 
 
-__all__ = ["Autoselect", "KObject", "base_configs", "extract_isvc", "extract_llmisvc",
-           "extract_llmisvc_config", "extract_llmisvc_joined",
+__all__ = ["Autoselect", "KObject", "base_configs", "configs_by_name", "extract_isvc",
+           "extract_llmisvc", "extract_llmisvc_config", "extract_llmisvc_joined",
            "handled_containers", "is_joinable", "is_llmisvc", "is_llmisvc_config", "rebased",
            "render_templates", "runtimes_by_name", "select_runtime"]

@@ -94,6 +94,10 @@ def launches_full(count: int) -> bool:
     parts (YAML documents, compose services, Markdown blocks) stops there, and
     runner.extract_file reports MG001 at the first launch left out."""
     return count > MAX_LAUNCHES
+# configs merged under LLMInferenceServices in one run (sources._join_base_refs): a service's
+# baseRefs name a few; each merge reads a config's spec again, so 2,000 services naming 300
+# configs each in 9.5 MiB made 600,000 merges (15 s)
+MAX_BASE_REF_MERGES = 20_000
 # findings of one code that one launch's words get one by one, and ways in from outside (Services,
 # published ports) one launch's exposure findings list one by one; the rest are summed up in one
 MAX_FINDINGS_PER_CODE = 100

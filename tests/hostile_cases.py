@@ -534,6 +534,28 @@ def _services_before_launches(host: str) -> Case:
     return case
 
 
+def llmisvcs_naming_many_configs(d: Path, scale: float) -> list[str]:
+    """300 LLMInferenceServiceConfigs, then LLMInferenceServices each naming all of them in
+    baseRefs: each ref scanned every config (1 MiB: 13.5 s), each service was merged over 300
+    configs and kept its 300 ref nodes (9.5 MiB: 15 s, 790 MB)."""
+    k = 300
+    cfg = ("---\napiVersion: serving.kserve.io/v1alpha2\nkind: LLMInferenceServiceConfig\n"
+           "metadata: {{name: c{i}, namespace: ns}}\nspec:\n  template:\n    containers:\n"
+           f"    - name: main\n      image: {VLLM_IMAGE}\n      args: [--max-model-len, '4096']\n")
+    refs = "[" + ", ".join(f"{{name: c{i}}}" for i in range(k)) + "]"
+    svc = ("---\napiVersion: serving.kserve.io/v1alpha2\nkind: LLMInferenceService\n"
+           "metadata: {{name: s{i}, namespace: ns}}\nspec:\n"
+           "  model: {{uri: 'hf://meta-llama/Llama-3.1-8B-Instruct', name: m}}\n"
+           "  baseRefs: REFS\n  template:\n    containers:\n    - name: main\n"
+           "      resources: {{limits: {{nvidia.com/gpu: '2'}}}}\n")
+    head = "".join(cfg.format(i=i) for i in range(k))
+    one = len(svc.format(i=0).replace("REFS", refs))
+    n = max(1, (max(20_000, int(FULL * scale)) - len(head)) // one)
+    (d / "kserve.yaml").write_text(head + "".join(svc.format(i=i).replace("REFS", refs)
+                                                  for i in range(n)))
+    return ["kserve.yaml"]
+
+
 def many_gpu_count_fixes(d: Path, scale: float) -> list[str]:
     """Deployments whose GPU count MG101 offers to fix, after a long ConfigMap: each fix split
     the whole file into lines again, quadratic."""
@@ -767,6 +789,7 @@ CASES: dict[str, Case] = {
     "many-autoselected-inference-services": many_autoselected_inference_services,
     "many-compose-services": many_compose_services,
     "services-selecting-many-launches": _services_before_launches(""),
+    "llmisvcs-naming-many-configs": llmisvcs_naming_many_configs,
     "services-selecting-many-loopback-launches": _services_before_launches("--host 127.0.0.1"),
     # 9.5 MiB of small parts: a launch each (read up to bounds.MAX_LAUNCHES), a YAML node each
     # (a document is composed up to bounds.MAX_YAML_NODES), or neither (documents that name

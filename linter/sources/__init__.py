@@ -32,6 +32,7 @@ from .kserve import (
     extract_llmisvc_config,
     is_joinable,
     is_llmisvc_config,
+    keep_ref_names,
     rebased,
     Autoselect,
     runtimes_by_name,
@@ -210,6 +211,8 @@ def _read_document(doc: Doc, index: int, root: Any, found: Found, result: FileRe
         before = len(found.launches)
         extract_object(doc, root, found, result.services, result.hpas, result.ignores)
         obj.launches = found.launches[before:]
+        if obj.kind in LLMISVC_KINDS:
+            keep_ref_names(obj)
         return
     if is_llmisvc_config(root):
         # a KServe config template, read with its actions unknown (kserve.py), and kept
@@ -313,10 +316,24 @@ def _join_base_refs(results: list[FileResult], findings: list[Finding],
     by_source = {id(r.source): r for r in results}
     # each object once (a config many services name: its own launches are dropped once)
     used: dict[int, tuple[FileResult, KObject]] = {}
+    merges = 0
     for sres, svc in [(r, o) for r in results for o in r.kserve if o.kind in LLMISVC_KINDS]:
+        if merges > bounds.MAX_BASE_REF_MERGES:
+            continue  # past the bound (said once, below): not merged
         refs = base_configs(svc, by_name)
         if refs is None:
             continue
+        if merges + len(refs) > bounds.MAX_BASE_REF_MERGES:
+            merges = bounds.MAX_BASE_REF_MERGES + 1  # one finding, at the first left out
+            findings.append(Finding(
+                "MG001", Severity.WARNING,
+                f"the LLMInferenceServices of this run name more than "
+                f"{bounds.MAX_BASE_REF_MERGES:,} configs in their baseRefs (no deployment "
+                "comes close): this one and the ones after it are not merged over their "
+                "configs, so not checked", svc.doc.source, svc.doc.span(svc.root),
+                hint="lint the files in parts"))
+            continue
+        merges += len(refs)
         sources = [svc.doc.source]
         seen = {id(svc.doc.source)}
         for c in refs:

@@ -618,9 +618,12 @@ def line_opcodes(a: list[str], b: list[str], window: int = 64) -> list[tuple[str
     """difflib opcodes from ``a`` to ``b`` (lists of lines) found block by block: runs of equal
     lines are walked in step; at a difference, the nearest place within ``window`` lines of
     both where three lines (or the ends) agree again closes the block, and difflib's matcher
-    reads only that block.  Past ``window`` (a fix that rewrote a long stretch), the matcher
-    reads the rest.  For fixes, which change a line or a few here and there, this is the diff
-    difflib gives, in linear time."""
+    reads only that block.  For fixes, which change a line or a few here and there, this is
+    the diff difflib gives, in linear time.  Where nothing agrees within ``window`` (fixes on
+    every line of a long stretch), the matcher reads ``window`` lines of both and the walk goes
+    on after them: still a diff from ``a`` to ``b``, not always difflib's, but linear (the
+    matcher on the whole rest is quadratic in repeated lines: 4 MiB of three fixed lines
+    repeated took 17 s, 6.4 MiB over 60 s)."""
     from difflib import SequenceMatcher
 
     ops: list[tuple[str, int, int, int, int]] = []
@@ -659,8 +662,7 @@ def line_opcodes(a: list[str], b: list[str], window: int = 64) -> list[tuple[str
                       if i + da <= n and j + total - da <= m and agree(i + da, j + total - da)),
                      None)
         if again is None:
-            block(i, n, j, m)
-            break
+            again = (min(n, i + window), min(m, j + window))
         block(i, again[0], j, again[1])
         i, j = again
     return ops

@@ -90,6 +90,16 @@ def gguf_nested_array(depth: int) -> bytes:
     return body
 
 
+def diff_of_fixes_on_every_line(d: Path, scale: float) -> list[str]:
+    """`--diff --unsafe-fixes` of a script whose every line gets a fix: difflib's matcher read
+    the whole file at once, quadratic in its repeated lines (4 MiB 17 s, 6.4 MiB over 60 s)."""
+    lines = ["vllm serve meta-llama/Llama-3.1-8B-Instruct --tensor-paralel-size 2\n",
+             "vllm serve meta-llama/Llama-3.1-8B-Instruct --pipline-parallel-size 2\n"]
+    n = max(20_000, int(FULL * scale * 0.6)) // len(lines[0])
+    (d / "run.sh").write_text("".join(lines[i % 2] for i in range(n)))
+    return ["--diff", "--unsafe-fixes", "run.sh"]
+
+
 # --------------------------------------------------------------------------- the cases
 
 def billion_laughs(levels: int = 12) -> str:
@@ -881,6 +891,7 @@ CASES: dict[str, Case] = {
     "growing-variable": _sh("C='vllm serve m'\n" + 'C="$C -tp 3"\n' * 25_000 + "eval $C"),
     "many-copies-of-a-long-value": _sh("x=ab\n" + "x=$x$x\n" * 16 + "".join(
         f"y{i}=$x\n" for i in range(100_000)) + "vllm serve m"),
+    "diff-of-fixes-on-every-line": diff_of_fixes_on_every_line,
     "yaml-flow-list-of-short-words": _full_file("compose.yaml", lambda n: (
         "services:\n  s:\n    image: vllm/vllm-openai:v0.30.0\n    command: ["
         + "a," * (n // 2) + "a]\n")),

@@ -485,3 +485,72 @@ def test_a_file_with_a_parse_error_of_its_own_is_fixed_in_one_pass(tmp_path, mon
     out = capsys.readouterr()
     assert out.out.count("+vllm serve") == 6 and "--tensor-parallel-size 1" in out.out
     assert len(calls) <= 3  # the lint, the pass, the check that nothing is left
+
+
+def _patched(before: str, diff: str) -> str:
+    """``before`` with a unified diff applied (hunks in order, context checked)."""
+    import re
+
+    lines = before.splitlines(keepends=True)
+    out: list[str] = []
+    at = 0
+    body = diff.splitlines(keepends=True)[2:]
+    k = 0
+    while k < len(body):
+        m = re.match(r"@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@", body[k])
+        assert m, body[k]
+        start, length = int(m.group(1)), int(m.group(2) or 1)
+        first = start - 1 if length else start
+        out += lines[at:first]
+        at = first
+        k += 1
+        while k < len(body) and not body[k].startswith("@@"):
+            line = body[k]
+            k += 1
+            if line.startswith("\\"):
+                out[-1] = out[-1].rstrip("\n") if out and line.startswith("\\ No") else out[-1]
+                continue
+            text = line[1:]
+            if line[0] in " -":
+                assert lines[at].rstrip("\n") == text.rstrip("\n")
+                at += 1
+            if line[0] in " +":
+                out.append(text)
+    return "".join(out + lines[at:])
+
+
+def test_the_diff_is_difflibs_for_scattered_fixes_and_a_diff_for_any():
+    """fixes.unified_diff reads difflib's matcher block by block.  Lines of a file changed here
+    and there (as fixes change them) give exactly difflib.unified_diff; any change, also of
+    every line of a long repeated stretch, gives a diff that turns the old text into the new."""
+    import random
+
+    from mgpu_lint import fixes
+
+    rng = random.Random(13)
+    vocab = ["a\n", "b\n", "c\n", "vllm serve m -tp 3\n", "x\n", "\n"]
+    for trial in range(400):
+        scattered = trial % 2 == 0
+        # scattered fixes on lines of a real file (mostly distinct): difflib's diff exactly;
+        # any fixes on repeated lines: a diff (difflib may align repeated lines otherwise)
+        before = [f"line {rng.randrange(10**6)}\n" if scattered and rng.random() < 0.9
+                  else rng.choice(vocab) for _ in range(rng.randint(0, 200))]
+        after = list(before)
+        for _ in range(rng.randint(1, 6) if scattered else rng.randint(1, 300)):
+            if not after:
+                break
+            at = rng.randrange(len(after))
+            op = rng.random()
+            if op < 0.6 or not scattered and op < 0.9:
+                after[at] = rng.choice(vocab).replace("\n", "!\n")
+            elif op < 0.8:
+                del after[at]
+            else:
+                after.insert(at, "new\n")
+        a, b = "".join(before), "".join(after)
+        got = fixes.unified_diff(fixes.FileFix("f", a, b, [], []))
+        assert _patched(a, got) == b
+        if scattered and len(before) > 10:
+            want = "".join(difflib.unified_diff(a.splitlines(True), b.splitlines(True),
+                                                "f", "f"))
+            assert got == want

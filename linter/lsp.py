@@ -308,6 +308,10 @@ def _lint_doc(state: _State, doc: TextDocument, text: str | None = None,
         return cached[1]
     path = lint_path(doc.uri, text, doc.language_id)
     state.runs += 1
+    # the comment places of the text linted before are of no use now, and may be large (a
+    # 9.5 MB YAML text composed: 445 MB): let them go before this lint, not at the next
+    # codeAction after it
+    state.places.pop(doc.uri, None)
     found = lint_text(path, text, cancelled) if path else []
     state.linted[doc.uri] = (text, found)
     return found

@@ -582,6 +582,26 @@ def test_a_request_waiting_for_a_lint_does_not_hold_back_the_next(client: Client
     assert len(fixes) > 120  # the changed text's launches, not the 120 of the one opened
 
 
+def test_a_new_lint_lets_the_old_comment_places_go(tmp_path: Path) -> None:
+    """The comment places kept for a document's findings (a YAML text's composed nodes) are
+    dropped when another text of it is linted, not kept until the next codeAction; a lint
+    served from the cache keeps them."""
+    from types import SimpleNamespace
+
+    from mgpu_lint.lsp import CommentPlaces, _lint_doc, _State
+
+    state = _State()
+    doc = SimpleNamespace(uri=(tmp_path / "d.yaml").as_uri(), source=FIXABLE, language_id="yaml")
+    findings = _lint_doc(state, doc)  # type: ignore[arg-type]
+    state.places[doc.uri] = (findings, CommentPlaces())
+    assert _lint_doc(state, doc) is findings  # type: ignore[arg-type]
+    assert doc.uri in state.places
+    doc.source = FIXABLE.replace("8192", "4096")
+    _lint_doc(state, doc)  # type: ignore[arg-type]
+    assert doc.uri not in state.places
+    state.executor.shutdown()
+
+
 def test_shell_lines_inside_words_and_here_documents() -> None:
     """Where a line of a shell text starts: inside a word (quoted, `$(…)`, after an
     unbalanced quote) or a here-document body, or free."""

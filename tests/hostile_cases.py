@@ -892,6 +892,9 @@ CASES: dict[str, Case] = {
     "many-copies-of-a-long-value": _sh("x=ab\n" + "x=$x$x\n" * 16 + "".join(
         f"y{i}=$x\n" for i in range(100_000)) + "vllm serve m"),
     "diff-of-fixes-on-every-line": diff_of_fixes_on_every_line,
+    # every GPU mention of the paragraph before a block was kept as a place (550 MiB)
+    "long-paragraph-of-gpu-mentions": _full_file("README.md", lambda n: (
+        "8×H200 " * (n // 9) + "\n\n```bash\nvllm serve meta-llama/Llama-3.1-8B-Instruct\n```\n")),
     "yaml-flow-list-of-short-words": _full_file("compose.yaml", lambda n: (
         "services:\n  s:\n    image: vllm/vllm-openai:v0.30.0\n    command: ["
         + "a," * (n // 2) + "a]\n")),

@@ -257,3 +257,24 @@ def test_blank_and_comment_lines_are_skipped_as_the_lexer_reads_them():
         shell._BLANK_LINES = saved
     for text, a, b in zip(texts, fast, slow):
         assert a == b, text
+
+
+def test_a_paragraph_of_many_gpu_mentions_keeps_only_the_last():
+    """The GPU a paragraph states is its last mention on a line (nearest the block); each
+    mention was kept as a place until the end of the line (a 9 MiB paragraph: 550 MiB)."""
+    import tracemalloc
+
+    from mgpu_lint.source import SourceFile
+    from mgpu_lint.sources import markdown
+
+    line = "8×H100 " * 20_000 + "on 2×A100 and on 4 GPUs"
+    source = SourceFile("README.md", line, "markdown")
+    tracemalloc.start()
+    gpu, count = markdown._gpu_in(source, line, 0)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert (gpu.value, count.value) == ("A100", "2")
+    assert line[gpu.span.start:gpu.span.end] == "2×A100"
+    assert peak < 1 << 20, peak  # 20,000 places took about 8 MB
+    gpu, count = markdown._gpu_in(source, "with 8 GPUs and then on two GPUs", 0)
+    assert gpu is None and count.value == "2"

@@ -137,27 +137,29 @@ def _stated_gpu(source: SourceFile, lines: list[str], offsets: list[int], fence:
 
 def _gpu_in(source: SourceFile, line: str, offset: int) -> tuple[Located | None, Located] | None:
     """The last GPU-with-count the line names (nearest the block); else the last count of
-    GPUs without a type."""
-    hits = []
+    GPUs without a type.  (Only the last match is kept: a 9 MiB paragraph of `8×H200 ` made
+    1.2 million places, 550 MiB.)"""
+    last = None
     for m in _STATED_GPU.finditer(line):
         name = m.group("name") or m.group("name2")
-        count = int(m.group("count") or m.group("count2"))
-        if count < 1 or knowledge.resolve_gpu(name) is None:
-            continue
-        span = Span(offset + m.start(), offset + m.end())
-        hits.append((Located(name, span, source), Located(str(count), span, source)))
-    if hits:
-        return hits[-1]
-    counts = []
+        if int(m.group("count") or m.group("count2")) >= 1 and \
+                knowledge.resolve_gpu(name) is not None:
+            last = m
+    if last is not None:
+        span = Span(offset + last.start(), offset + last.end())
+        count = int(last.group("count") or last.group("count2"))
+        return (Located(last.group("name") or last.group("name2"), span, source),
+                Located(str(count), span, source))
     for m in _STATED_COUNT.finditer(line):
         word = m.group("n") or m.group("m")
-        count = int(word) if word.isdigit() else _WORD_COUNTS[word.lower()]
-        if count < 1:
-            continue
-        start = m.start("n") if m.group("n") else m.start("m")
-        span = Span(offset + start, offset + m.end())
-        counts.append((None, Located(str(count), span, source)))
-    return counts[-1] if counts else None
+        if (int(word) if word.isdigit() else _WORD_COUNTS[word.lower()]) >= 1:
+            last = m
+    if last is None:
+        return None
+    word = last.group("n") or last.group("m")
+    count = int(word) if word.isdigit() else _WORD_COUNTS[word.lower()]
+    start = last.start("n") if last.group("n") else last.start("m")
+    return None, Located(str(count), Span(offset + start, offset + last.end()), source)
 
 
 _TOP_KEY = re.compile(r"^(apiVersion|kind):[ \t]*\S")

@@ -63,6 +63,10 @@ MAX_VALUE_CHARS = 1 << 17
 # with its change, linter/script_env.py); past them a value set is unknown.  `C="$C -tp 3"`
 # 25,000 times kept 1.5 GB of ever longer values.  Real scripts keep well under a megabyte.
 MAX_ENV_CHARS = 1 << 24
+# Characters one file's shell texts expand variables to (linter/shell.py _expand); past them a
+# reference is unknown.  Each value is at most MAX_VALUE_CHARS, but 30,000 references to a
+# 128 KiB value inside one quoted word (a 1 MB script) made a 4 GB word.
+MAX_EXPANDED_CHARS = 1 << 24
 
 
 # Side files one run keeps parsed (safeio.memo), so that launches naming the same file read it
@@ -111,11 +115,12 @@ class ReadBudget:
     the first one was refused (offsets, its name)."""
 
     __slots__ = ("words", "cut", "reported", "what", "side_bytes", "side_seen", "side_cut",
-                 "side_reported", "env_chars")
+                 "side_reported", "env_chars", "expanded_chars")
 
     def __init__(self) -> None:
         self.words = MAX_SHELL_WORDS
         self.env_chars = MAX_ENV_CHARS  # of variable values the file's scripts may still keep
+        self.expanded_chars = MAX_EXPANDED_CHARS  # its references may still expand to
         self.cut: int | None = None
         self.reported = False
         # what the budget counted when it ran out, for the finding

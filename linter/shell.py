@@ -402,12 +402,14 @@ class _WordBuilder:
 class _Expander:
     """How references expand while one command is lexed."""
 
-    __slots__ = ("resolve", "arrays", "defined")
+    __slots__ = ("resolve", "arrays", "defined", "budget")
 
-    def __init__(self, resolve: Resolver, arrays: ArrayResolver, defined: Definer) -> None:
+    def __init__(self, resolve: Resolver, arrays: ArrayResolver, defined: Definer,
+                 budget: ReadBudget | None = None) -> None:
         self.resolve = resolve
         self.arrays = arrays
         self.defined = defined
+        self.budget = budget  # the file's: its expanded_chars bound what references give
 
     def value_map(self, name: str, value: str) -> CharMap | None:
         w = self.defined(name)
@@ -473,8 +475,13 @@ def _expand(body_text: str, start: int, end: int, ex: _Expander, wb: _WordBuilde
             may_vanish = True
         elif m.group(3) is not None and m.group(3) in "0123456789":
             may_vanish = not quoted
-    if value is not None and literal_at is None and len(value) > MAX_VALUE_CHARS:
-        value = None  # too long for any argument (bounds.MAX_VALUE_CHARS): unknown
+    if value is not None and literal_at is None:
+        if len(value) > MAX_VALUE_CHARS:
+            value = None  # too long for any argument (bounds.MAX_VALUE_CHARS): unknown
+        elif ex.budget is not None:
+            ex.budget.expanded_chars -= len(value)
+            if ex.budget.expanded_chars < 0:
+                value = None  # past what the file's references may expand to: unknown
     # a value of several words (split unquoted) keeps the places where its words are
     # written; a one-word value maps to the reference
     defined = (ex.value_map(name, value) if name and value and literal_at is None and split
@@ -624,7 +631,7 @@ def _commands(text: str, resolve: Resolver | None, arrays: ArrayResolver | None,
     """split_commands' lexer; _Exhausted (where the command it stops in begins) when
     ``budget`` runs out."""
     ex = _Expander(resolve or (lambda _name: None), arrays or (lambda _name: None),
-                   defined or (lambda _name: None))
+                   defined or (lambda _name: None), budget)
     cmd = Command()
     wb = _WordBuilder()
     array: tuple[str, bool] | None = None  # inside `NAME=( … )`

@@ -895,6 +895,12 @@ CASES: dict[str, Case] = {
     # every GPU mention of the paragraph before a block was kept as a place (550 MiB)
     "long-paragraph-of-gpu-mentions": _full_file("README.md", lambda n: (
         "8×H200 " * (n // 9) + "\n\n```bash\nvllm serve meta-llama/Llama-3.1-8B-Instruct\n```\n")),
+    # each value is at most 128 KiB, but a word or a launch of many references to one was not
+    # bounded (a 1 MB script: 4 GB, MemoryError; campaign seed 36)
+    "many-references-to-a-long-value-in-one-word": _sh(
+        "x=ab\n" + "x=$x$x\n" * 16 + 'echo "' + "$x" * 40_000 + '"\nvllm serve m'),
+    "many-words-of-a-long-value": _sh(
+        "x=ab\n" + "x=$x$x\n" * 16 + "vllm serve m" + " $x" * 100_000),
     "yaml-flow-list-of-short-words": _full_file("compose.yaml", lambda n: (
         "services:\n  s:\n    image: vllm/vllm-openai:v0.30.0\n    command: ["
         + "a," * (n // 2) + "a]\n")),

@@ -347,3 +347,18 @@ def test_variable_values_past_the_files_budget_are_unknown(capsys, tmp_path, mon
     found = _findings(capsys, script)
     assert [(f["code"], f["range"]["start"]["line"]) for f in found] == [
         ("MG102", 2), ("MG102", 4)]
+
+
+def test_references_past_the_files_expansion_budget_are_unknown(capsys, tmp_path, monkeypatch):
+    """What a file's references expand to is bounded (bounds.MAX_EXPANDED_CHARS): past it a
+    reference is unknown where it is written, as a variable the linter cannot know."""
+    monkeypatch.setattr(bounds, "MAX_EXPANDED_CHARS", 40)
+    script = tmp_path / "run.sh"
+    script.write_text("M=meta-llama/Llama-3.1-70B-Instruct\n"  # 33 characters
+                      "vllm serve $M -tp 3\nvllm serve $M -tp 3\n")
+    found = _findings(capsys, script)
+    assert [(f["code"], f["range"]["start"]["line"]) for f in found] == [("MG102", 2)]
+    monkeypatch.setattr(bounds, "MAX_EXPANDED_CHARS", 66)
+    found = _findings(capsys, script)
+    assert [(f["code"], f["range"]["start"]["line"]) for f in found] == [
+        ("MG102", 2), ("MG102", 3)]

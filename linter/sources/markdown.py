@@ -19,14 +19,14 @@ line says what the machine has, not what each alternative uses.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 from .. import bounds
 from ..bounds import launches_full
 from ..catalog import knowledge
 from ..findings import Finding, Severity
 from ..launch import Context, Located
-from ..source import CharMap, MapBuilder, SourceFile, Span, Word
+from ..source import CharMap, MapBuilder, SourceFile, Span, Word, line_starts
 from .commandline import Scope, search_script
 from .yamlnodes import Doc
 from ..records import replace
@@ -47,17 +47,12 @@ _ROOT_PROMPT = re.compile(r"^[ \t]*(?:\([^)]*\)\s*)?(?:[\w.@~:/-]*)?[$#] ")
 _CONSOLE = {"console", "shell-session", "shellsession", "terminal"}
 
 
-def _lines(text: str) -> tuple[list[str], list[int]]:
-    lines = text.split("\n")
-    offsets = []
-    pos = 0
-    for line in lines:
-        offsets.append(pos)
-        pos += len(line) + 1
-    return lines, offsets
+def _lines(text: str) -> tuple[list[str], Sequence[int]]:
+    """The lines of ``text`` (split at newlines) and the offset where each starts."""
+    return text.split("\n"), line_starts(text)
 
 
-def _blocks(lines: list[str], offsets: list[int]):  # type: ignore[no-untyped-def]
+def _blocks(lines: list[str], offsets: Sequence[int]):  # type: ignore[no-untyped-def]
     """(language, [(line start offset, line text)], index of the opening and of the closing
     fence line) for each fenced block."""
     i = 0
@@ -117,7 +112,7 @@ _STATED_COUNT = re.compile(
 _HEADING = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+\S")
 
 
-def _stated_gpu(source: SourceFile, lines: list[str], offsets: list[int], fence: int,
+def _stated_gpu(source: SourceFile, lines: list[str], offsets: Sequence[int], fence: int,
                 heading: int | None) -> tuple[Located | None, Located] | None:
     """The GPU type (None when the text names none) and count the paragraph just before the
     fence on line ``fence`` states, else the nearest heading above it (line ``heading``,
@@ -205,11 +200,7 @@ def transcript(text: str) -> tuple[str, Word | None]:
     other texts unchanged (None: no map needed)."""
     if "$ " not in text:
         return text, None
-    lines = []
-    pos = 0
-    for line in text.split("\n"):
-        lines.append((pos, line))
-        pos += len(line) + 1
+    lines = list(zip(line_starts(text), text.split("\n")))
     if not any(_PROMPT.match(line) for _, line in lines):
         return text, None
     word = _segment(_commands_only(lines, _PROMPT))
@@ -249,7 +240,7 @@ def extract_markdown(source: SourceFile, result: "FileResult") -> None:
 
 
 def _read_block(source: SourceFile, result: "FileResult", lang: str,
-                lines: list[tuple[int, str]], lines_: list[str], offsets: list[int],
+                lines: list[tuple[int, str]], lines_: list[str], offsets: Sequence[int],
                 fence: int, heading: int | None, host: int) -> None:
     from . import _add, extract_yaml
 

@@ -7,7 +7,10 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from mgpu_lint.catalog import knowledge as k
+from mgpu_lint.catalog.models import _catalog, _gguf_type_in
 
 from tests.conftest import DATA
 
@@ -736,3 +739,21 @@ def test_gh200_is_the_96gb_part_kubeais_profile_selects() -> None:
     assert k.resolve_gpu("H200").id == "h200"
     assert k.names_gpu_type("kubeai.org/resourceProfile")
     assert not k.names_gpu_type("node.kubernetes.io/instance-type")
+
+
+def _gguf_type_by_search(name: str) -> str | None:
+    """The file type ``name`` names, found type by type, longest first, ties in catalog order."""
+    upper = name.upper()
+    for t in sorted(_catalog().file_types, key=len, reverse=True):
+        if re.search(rf"(?<![A-Z0-9]){re.escape(t)}(?![A-Z0-9])", upper):
+            return t
+    return None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(k.gguf_file_types()),
+                          st.sampled_from(["-", "_", ".", "x", "K", "M", "0", "q", "gguf", "/"])),
+                max_size=8).map("".join))
+def test_gguf_type_in_a_name_is_the_longest_written_as_a_word(name: str) -> None:
+    """One pattern over every start position gives what searching each type in turn gives."""
+    assert _gguf_type_in(name) == _gguf_type_by_search(name)

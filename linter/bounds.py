@@ -218,6 +218,27 @@ def shape_problem(shape: Any) -> str | None:
     return None
 
 
+# A configured GPU's numbers: the largest cards hold under 300 GB at under 10 TB/s, links carry
+# under 2 TB/s, and dense BF16 is under 10,000 TFLOP/s; a thousand times more is still accepted.
+MAX_GPU_MEMORY_GB = 1e6
+MAX_GPU_RATE = 1e7  # TB/s, TFLOP/s, GB/s of a link
+
+
+def gpu_problem(gpu: Any) -> str | None:
+    """Why a GPU entry (knowledge.GpuSpec, from the configuration) is not plausible, else None:
+    every memory, bandwidth and compute figure is a finite number in range."""
+    checks = (("memory_gb", MAX_GPU_MEMORY_GB), ("cuda_memory_gib", MAX_GPU_MEMORY_GB),
+              ("bandwidth_tbs", MAX_GPU_RATE), ("bf16_tflops", MAX_GPU_RATE),
+              ("nvlink_gbs_per_direction", MAX_GPU_RATE),
+              ("bridge_gbs_per_direction", MAX_GPU_RATE),
+              ("pcie_gbs_per_direction", MAX_GPU_RATE))
+    for name, upper in checks:
+        v = getattr(gpu, name, None)
+        if v is not None and not plausible_float(v, upper):
+            return f"{name} {v} outside 0..{upper:g}"
+    return None
+
+
 HUGE_INT = 1 << 62  # what a count that overflowed to infinity is reported as
 
 

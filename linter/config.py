@@ -352,7 +352,33 @@ def load_file(path: str) -> LoadedConfig:
         settings = _settings_from(data)
     except ValidationError as exc:
         raise ConfigError(_format_error(path, exc, text, table)) from None
+    _check_catalog_entries(path, settings, text, table)
     return LoadedConfig(settings, path, os.path.dirname(os.path.abspath(path)))
+
+
+def _check_catalog_entries(path: str, settings: Settings, text: str, table: str | None) -> None:
+    """[models] and [gpus] entries validate here, as every other key does, with the line of the
+    entry's table: a shape the catalog refuses (``heads = 0``, ``params = 1e400``) was otherwise
+    first met while linting a file, as an internal error there."""
+    from .catalog.knowledge import CatalogError, validate_extra
+
+    for section in ("models", "gpus"):
+        for name, fields in getattr(settings, section).items():
+            try:
+                validate_extra(**{section: {name: fields}})
+            except CatalogError as exc:
+                dotted = f"{section}.{name}" if table is None else f"{table}.{section}.{name}"
+                line = _table_line(text, dotted)
+                raise ConfigError(f"{path}:{line}: {exc}" if line else f"{path}: {exc}") from None
+
+
+def _table_line(text: str, dotted: str) -> int | None:
+    """The line (1-based) of the header ``[dotted]`` (quotes around its parts ignored)."""
+    for number, line in enumerate(text.splitlines(), 1):
+        found = _table_header(line)
+        if found is not None and found.replace('"', "").replace("'", "") == dotted:
+            return number
+    return None
 
 
 def _has_table(path: str) -> bool:

@@ -48,6 +48,20 @@ def test_per_file_ignores_and_fail_on(tmp_path: Path, capsys, monkeypatch) -> No
     ("select = ['XX1']\n", "unknown rule selector 'XX1'"),
     ("fail-on = 'sometimes'\n", "key `fail-on`"),
     ("[[\n", "not valid TOML"),
+    # catalog entries validate with the other keys (MG000 while linting before), with the line of
+    # the entry's table, also when no linted file names the model
+    ("fail-on = 'error'\n[models.'x/y']\nparams = 1e9\n",
+     ":2: model 'x/y' in the configuration: layers: Field required"),
+    ("[models.\"meta-llama/Llama-3.1-8B-Instruct\"]\nheads = 0\n",
+     ":1: model 'meta-llama/Llama-3.1-8B-Instruct' in the configuration: heads: Input should be "
+     "greater than 0"),
+    ("[models.\"meta-llama/Llama-3.1-8B-Instruct\"]\nlayers = 1_000_000_000_000\n",
+     ":1: model 'meta-llama/Llama-3.1-8B-Instruct' in the configuration: layers 1000000000000 "
+     "outside 1..65536"),
+    ("[models]\n'meta-llama/Llama-3.1-8B-Instruct' = { params = inf }\n",
+     ": model 'meta-llama/Llama-3.1-8B-Instruct' in the configuration: params inf outside"),
+    ("[gpus.'NVIDIA H100 SXM5 80GB']\nmemory_gb = inf\n",
+     ":1: GPU 'NVIDIA H100 SXM5 80GB' in the configuration: memory_gb inf outside 0..1e+06"),
 ])
 def test_invalid_config_exits_2(tmp_path: Path, capsys, content: str, needle: str) -> None:
     cfg = tmp_path / "mgpu-lint.toml"

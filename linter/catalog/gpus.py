@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from functools import cache, lru_cache
 from typing import Any
 
+from .. import bounds
 from .data import CatalogError, _catalog, _first_error, _frozen
 from .shapes import GpuMatch, GpuSpec, _builtin_gpus, as_dict, validate_gpu
 
@@ -55,6 +56,9 @@ def _gpu_index(extra_json: str) -> dict[str, GpuSpec]:
             gpu = validate_gpu(data)
         except ValueError as exc:  # pydantic's ValidationError
             raise CatalogError(f"GPU {name!r} in the configuration: {_first_error(exc)}") from None
+        problem = bounds.gpu_problem(gpu)
+        if problem is not None:  # an infinite memory_gb passes gt=0 and makes every budget NaN
+            raise CatalogError(f"GPU {name!r} in the configuration: {problem}")
         for n in (name, gpu.id, gpu.name, *gpu.aliases):
             index[_gpu_raw_key(n)] = index[_gpu_key(n)] = gpu
     return index

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
+from .. import bounds
 from .data import CatalogError, _catalog, _first_error, _frozen
 from .precision import (
     Precision,
@@ -161,6 +162,11 @@ def _model_index(extra_json: str) -> dict[str, ModelShape]:
         except ValueError as exc:  # pydantic's ValidationError
             raise CatalogError(
                 f"model {name!r} in the configuration: {_first_error(exc)}") from None
+        # the plausibility a config.json shape passes (``layers = 1e15`` or ``params = inf``
+        # pass gt=0 and reach the arithmetic as such)
+        problem = bounds.shape_problem(index[key])
+        if problem is not None:
+            raise CatalogError(f"model {name!r} in the configuration: {problem}")
     return index
 
 
@@ -239,7 +245,7 @@ def read_local_config(dir_path: str, spend: Any = None) -> ModelShape | None:
 
 
 def _read_config(path: str, name: str) -> ModelShape | None:
-    from .. import bounds, safeio
+    from .. import safeio
 
     try:  # regular file, size and nesting limits (linter/safeio.py)
         cfg = safeio.loads_json(safeio.read_text(path, CONFIG_JSON_MAX_BYTES))
@@ -271,7 +277,6 @@ def _length_keys(cfg: dict[str, Any]) -> dict[str, int] | None:
     """The context-length keys of a top-level config.json, or None when one is not a positive
     integer or the RoPE scaling is written in a way not modelled (then no length is derived
     from them)."""
-    from .. import bounds
 
     rope = cfg.get("rope_scaling")
     if "rope_parameters" in cfg or (rope and not isinstance(rope, dict)):

@@ -7,8 +7,9 @@ name, then a shell shebang, then the editor's language id (for unsaved buffers).
 checked") is left out: an editor opens files the way a directory walk finds them, not by request.
 
 Edits are debounced: a didChange is linted after DEBOUNCE seconds without another change, on one
-worker thread.  A run whose document changes meanwhile stops at its next launch (`runner.lint`'s
-``cancelled`` check, asked before each launch is analysed) and publishes nothing, so the newer
+worker thread.  A run whose document changes meanwhile stops (`runner.lint`'s ``cancelled``
+check, asked before each launch is analysed and every `cancel.EVERY` steps of reading; a run
+whose text is outdated before it starts does not start) and publishes nothing, so the newer
 text's run starts without waiting for the rest of the outdated one.  A codeAction or hover on a
 text not linted yet lints it on that worker too (after the run there), so the messages after it
 are still read and answered.  A document whose text did not change is not linted again.  Configuration files are watched
@@ -81,7 +82,8 @@ def lint_path(uri: str, text: str, language_id: str | None) -> str | None:
 def lint_text(path: str, text: str,
               cancelled: Callable[[], bool] | None = None) -> list[Finding]:
     """Findings for one in-memory document, as the command line reports them for that file
-    (`LintCancelled` when ``cancelled`` answers True before a launch is analysed)."""
+    (`LintCancelled` when ``cancelled`` answers True: it is asked while the text is read and
+    before each launch is analysed)."""
     # the editor's text may hold lone surrogates, which have no UTF-8 form; one `?` each keeps
     # every offset
     clean = text.encode("utf-8", "replace").decode("utf-8")
@@ -292,10 +294,10 @@ class _State:
         self.generation: dict[str, int] = {}
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mgpu-lint")
         # what tests read through workspace/executeCommand `mgpu-lint.stats`: lints started,
-        # and the debounced runs' recent events [event, uri, version, launches checked]
+        # and the debounced runs' recent events [event, uri, version, checks asked]
         self.runs = 0
         self.log: deque[list[object]] = deque(maxlen=64)
-        self.running: list[object] | None = None  # [uri, version, launches checked so far]
+        self.running: list[object] | None = None  # [uri, version, checks asked so far]
 
 
 def _lint_doc(state: _State, doc: TextDocument, text: str | None = None,
@@ -414,12 +416,16 @@ def create_server() -> LanguageServer:
         run: list[object] = [uri, version, 0]
 
         def stale() -> bool:
-            """Asked by the lint before each launch (on the worker thread): has the document
-            changed since this run's text?"""
+            """Asked by the lint while it reads and before each launch (on the worker
+            thread): has the document changed since this run's text?"""
             run[2] += 1  # type: ignore[operator]
             return state.generation.get(uri) != gen
 
         def work() -> list[Finding]:
+            if state.generation.get(uri) != gen:
+                # outdated while it waited for the worker (behind a run of another text)
+                state.log.append(["dropped", *run])
+                raise LintCancelled
             state.running = run
             state.log.append(["start", *run])
             try:
@@ -527,8 +533,10 @@ def create_server() -> LanguageServer:
     @server.command("mgpu-lint.stats")
     def stats(ls: LanguageServer, *args: object) -> dict[str, object]:
         """How many lints ran (what the debounce saves shows in it), the debounced run now on
-        the worker ([uri, version, launches checked] or None) and the recent runs' events
-        ([event, uri, version, launches checked]: start, cancelled, stale, done)."""
+        the worker ([uri, version, checks asked] or None) and the recent runs' events
+        ([event, uri, version, checks asked]: dropped, start, cancelled, stale, done; a lint
+        asks once its text is read, before each launch and every `cancel.EVERY` steps of
+        reading)."""
         running = state.running
         return {"runs": state.runs, "running": list(running) if running else None,
                 "log": [list(e) for e in state.log]}

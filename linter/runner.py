@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Callable, Mapping
 
 from .analyze import FileSet, analyze
 from . import bounds
+from .cancel import LintCancelled, asking
 from .bounds import cut_findings, side_cut_findings
 from .discover import candidates, kind_by_name, read_source
 from .findings import Finding, Severity, internal_error
@@ -46,11 +47,6 @@ class RunResult:
         return [h for f in self.files for h in f.hpas]
 
 
-
-
-class LintCancelled(Exception):
-    """Raised by `lint` when its ``cancelled`` check answers True: the caller (the language
-    server) no longer wants this run's findings, because the text it lints is outdated."""
 
 
 def extract_file(source: SourceFile, images: Mapping[str, str] | None = None) -> FileResult:
@@ -277,15 +273,16 @@ def lint(paths: list[str], options: Options, stdin_text: str | None = None,
     """Everything: read, find launches, analyse them, apply configuration and suppressions.
 
     ``cancelled``, when given, is asked after the files are read and before each launch is
-    analysed; when it answers True the run stops there with `LintCancelled` (a file being read
-    is not interrupted)."""
+    analysed, and while the files are read (linter/cancel.py); when it answers True the run
+    stops there with `LintCancelled`."""
     from . import suppress
     from .config import config_for
 
     max_bytes = options.config.settings.max_file_size if options.config else None
-    run = read_files(paths, stdin_text, stdin_filename, command, max_bytes,
-                     discover_inputs(paths, options),
-                     config_of=lambda path: config_for(path, options.config))
+    with asking(cancelled):
+        run = read_files(paths, stdin_text, stdin_filename, command, max_bytes,
+                         discover_inputs(paths, options),
+                         config_of=lambda path: config_for(path, options.config))
     if cancelled is not None and cancelled():
         raise LintCancelled
     fileset = FileSet(run.services, run.hpas, run.launches)

@@ -18,6 +18,7 @@ from sys import intern
 from typing import Callable, Iterator
 
 from .bounds import MAX_VALUE_CHARS, ReadBudget
+from .cancel import step as cancel_step
 from .source import CharMap, MapBuilder, Span, VarRef, Word
 from .records import dataclass, field
 
@@ -654,7 +655,8 @@ def _commands(text: str, resolve: Resolver | None, arrays: ArrayResolver | None,
     def spend(n: int, at: "int | Word") -> None:
         """Count ``n`` words lexed at ``at`` (an offset, or the word whose start it is: a
         word's span is worked out only when the budget runs out, not for every word)
-        against the budget."""
+        against the budget (and as steps of reading, linter/cancel.py)."""
+        cancel_step(n)
         if budget is not None:
             budget.words -= n
             if budget.words < 0:

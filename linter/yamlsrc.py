@@ -23,6 +23,7 @@ from functools import lru_cache
 from typing import Any, Iterator
 
 from .bounds import MAX_YAML_NODES
+from .cancel import DOCUMENT, step as cancel_step
 from .source import CharMap, MapBuilder, Segment, Span
 from .records import dataclass
 
@@ -130,6 +131,7 @@ def _pure_loader_class() -> Any:
 
         def compose_node(self, parent: Any, index: Any) -> Any:
             self.nodes += 1
+            cancel_step()
             if self.nodes > PURE_MAX_NODES:
                 raise _PureTooLarge(self.parser.peek_event().start_mark.index)
             return super().compose_node(parent, index)
@@ -148,10 +150,12 @@ def _yaml_error(exc: Exception) -> YamlError:
 
 
 def _compose(cls: Any, text: str, skip: int = 0) -> Iterator[Any]:
-    """Root nodes of the documents of ``text`` after the first ``skip`` ones, read by ``cls``."""
+    """Root nodes of the documents of ``text`` after the first ``skip`` ones, read by ``cls``
+    (each a step of reading, linter/cancel.py)."""
     loader = cls(text)
     try:
         while loader.check_node():
+            cancel_step(DOCUMENT)
             node = loader.get_node()
             if node is None:
                 continue

@@ -751,6 +751,52 @@ def test_a_cancelled_lint_stops_before_the_next_launch() -> None:
         assert len(asked) == n + 1  # stopped at the first True: no launch after it analysed
 
 
+# files of one launch whose run is mostly reading: one-word commands (lexed), documents of no
+# launch (composed by libyaml), flow-mapped services (the pure composer), `${A}` references
+READ_MOSTLY = {
+    "run.sh": "#!/bin/sh\nvllm serve m\n" + "a\n" * 20_000,
+    "objects.yaml": "---\n".join(f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c{i}}}\n"
+                                 for i in range(1_000)) + "---\n" + FIXABLE,
+    "compose.yaml": "services:\n  vllm: {image: vllm/vllm-openai:v0.30.0, command: [serve, m]}\n"
+                    + "".join(f"  s{i}: {{image: redis:7, ports: [80]}}\n" for i in range(2_000)),
+    "refs/compose.yaml": "services:\n  s:\n    image: vllm/vllm-openai:v0.30.0\n"
+                         "    command: vllm serve m" + " ${A}" * 20_000 + "\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(READ_MOSTLY))
+def test_a_cancelled_lint_stops_while_it_reads(name: str) -> None:
+    """The check is asked while the text is read too (every cancel.EVERY steps: words lexed,
+    references, YAML nodes or documents composed), not only once it is read and before each
+    launch: 200 KB of one-word commands is 0.8 s of reading and one launch, and an outdated
+    run read on to the end while the newer text waited (four edits 0.3 s apart: the last
+    one's diagnostics 2.4 s after it).  Answering False changes nothing."""
+    from mgpu_lint.lsp import lint_text
+    from mgpu_lint.runner import LintCancelled
+
+    text = READ_MOSTLY[name]
+    asked: list[int] = []
+
+    def never() -> bool:
+        asked.append(1)
+        return False
+
+    def key(found: list[Any]) -> list[tuple[str, int, int, str]]:
+        return [(f.code, f.span.start, f.span.end, f.message) for f in found]
+
+    assert key(lint_text(name, text, never)) == key(lint_text(name, text))
+    assert len(asked) > 10  # asked while it read, not only after it and before the launch
+    asked.clear()
+
+    def third() -> bool:
+        asked.append(1)
+        return len(asked) >= 3
+
+    with pytest.raises(LintCancelled):
+        lint_text(name, text, third)
+    assert len(asked) == 3
+
+
 def test_configuration_files_are_watched_when_the_client_can(tmp_path: Path) -> None:
     """A client that registers file watchers dynamically is asked to watch every name a
     configuration can have (the server re-lints on workspace/didChangeWatchedFiles)."""

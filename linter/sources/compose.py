@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from .. import safeio
 from ..bounds import launches_full
+from ..cancel import step as cancel_step
 from ..findings import Finding, Severity
 from ..launch import Context, EnvVar, GpuRequest, Located, Port
 from ..shell import split_commands
@@ -218,6 +219,7 @@ def _interpolate(doc: Doc, node: Any, variables: dict[str, str]) -> Word:
         places.extend(cm, i, j)
 
     for start, end, name, op, default_ in _matches(text):
+        cancel_step()  # a step of reading, as a shell word is (linter/cancel.py)
         budget.words -= 1
         if budget.words < 0:
             raise _OutOfWords(cm.start(start))

@@ -26,6 +26,7 @@ from ..launch import Context, EnvVar, Located
 from ..safeio import PartlyRead, SideFileError, is_regular_file, memo, read_text, side_finding
 from .. import bounds
 from ..bounds import ReadBudget
+from ..cancel import step as cancel_step
 from ..source import CharMap, MapBuilder, SourceFile, Span, Word, unknown_words
 from .commandline import Found, Scope, find_launches, launch_from_image, search_script
 from ..records import dataclass, field, replace
@@ -286,6 +287,7 @@ def _json_array(ins: _Instruction, budget: ReadBudget | None = None) -> list[Wor
                 return None
             i = word[1]
             words.append(word[0])
+        cancel_step()  # a step of reading, as a shell word is (linter/cancel.py)
         if budget is not None:
             budget.words -= 1
             if budget.words < 0:

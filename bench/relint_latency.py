@@ -7,7 +7,8 @@ document (the same path as `mgpu-lint - --stdin-filename deploy.yaml`).
     .venv/bin/python bench/relint_latency.py --kb 200 --all --lsp --repeat 5  # both, 5 edits
 
 With ``--all``, each document shape of ``SHAPES`` (a manifest, many unknown flags, many findings
-on one line, one long word, many launches in a script) is linted as an edited document and
+on one line, one long word, many launches in a script, files of one launch that are mostly
+read: one-word commands, references to a long value, compose references, flow-mapped services) is linted as an edited document and
 turned into LSP diagnostics, as the server does before it publishes: the figure to hold is the
 server's answer within 1 s of the last change (issue 20), i.e. the debounce (lsp.DEBOUNCE) plus
 this.
@@ -96,6 +97,18 @@ SHAPES = {
         n, "#!/bin/sh\n",
         lambda i: f"vllm serve meta-llama/Llama-3.1-8B-Instruct --port {8000 + i} -tp 1",
         "\n")),
+    # files of one launch whose run is mostly reading (cancellable only while it reads)
+    "one-word-commands": ("run.sh", lambda n: "vllm serve meta-llama/Llama-3.1-8B-Instruct\n"
+                          + "a\n" * (n // 2)),
+    "words-of-a-long-value": ("run.sh", lambda n: "x=ab\n" + "x=$x$x\n" * 16 + "vllm serve m"
+                              + " $x" * (n // 3) + "\n"),
+    "compose-references": ("compose.yaml", lambda n: (
+        "services:\n  s:\n    image: vllm/vllm-openai:v0.30.0\n    command: vllm serve m"
+        + " ${A}" * (n // 5) + "\n")),
+    # libyaml refuses `repo:tag` in a flow mapping: the pure composer reads them
+    "flow-mapped-services": ("compose.yaml", lambda n: "services:\n" + "".join(
+        f"  s{i}: {{image: vllm/vllm-openai:v0.30.0, command: [serve, m]}}\n"
+        for i in range(n // 64))),
 }
 
 
@@ -117,7 +130,7 @@ def shapes(kb: int, lsp: bool = False, repeat: int = 1) -> None:
                              types.PositionEncodingKind.Utf16)
             lint.append(t1 - t0)
             diag.append(time.perf_counter() - t1)
-        line = (f"{name:18} {len(edits[0].encode()) / 1024:6.0f} KB {len(found):6} findings: "
+        line = (f"{name:22} {len(edits[0].encode()) / 1024:6.0f} KB {len(found):6} findings: "
                 f"lint {min(lint):6.2f} s, diagnostics {min(diag):6.2f} s")
         if lsp:
             served = _lsp_times(path, text, edits)

@@ -104,6 +104,11 @@ def launches_full(count: int) -> bool:
 MAX_BASE_REF_MERGES = 20_000
 # findings of one code that one launch's words get one by one, and ways in from outside (Services,
 # published ports) one launch's exposure findings list one by one; the rest are summed up in one
+# entries of one table or list of the configuration ([per-file-ignores], [images], [models],
+# [gpus], exclude, extend-exclude): each is tried for every file or launch, and real
+# configurations hold a few dozen
+MAX_CONFIG_ENTRIES = 1_000
+
 MAX_FINDINGS_PER_CODE = 100
 
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from .catalog import knowledge
 from .engines import ENGINES
 from .engines.adapter import LLAMA_ARGS, PARALLEL_LAYOUT, VLLM_ARGS
+from .identity import ByIdentity
 from .launch import MULTI_NODE_LEADER, Context, GpuRequest, Launch
 from .source import Span
 from .records import dataclass
@@ -223,6 +224,10 @@ def _gguf_shape(path: str, spend: Any) -> tuple[ModelShape, Precision] | None:
                                       "GGUF header")
 
 
+# the lower-cased names of a configuration's [models] table, once per table, not per launch
+_configured_names = ByIdentity(lambda models: frozenset(k.lower() for k in models))
+
+
 def model_facts(inv: Invocation, launch: Launch, settings: Settings,
                 local_dirs: dict[tuple[str, str], str | None] | None = None) -> ModelFacts | None:
     """None when the launch names no usable model (unknown, unresolved, or no model at all).
@@ -257,8 +262,8 @@ def model_facts(inv: Invocation, launch: Launch, settings: Settings,
         if match is None:
             return ModelFacts(ref, model.span, None, knowledge.weight_precision(), None, "unknown")
         shape, hint = match.shape, match.precision
-        origin = "configuration" if settings.models and match.matched in {
-            k.lower() for k in settings.models} else "catalog"
+        origin = ("configuration" if settings.models
+                  and match.matched in _configured_names(settings.models) else "catalog")
     engine = ENGINES[inv.engine]
     if engine.has(VLLM_ARGS):
         dtype = _str(inv.dtype)

@@ -100,6 +100,31 @@ def diff_of_fixes_on_every_line(d: Path, scale: float) -> list[str]:
     return ["--diff", "--unsafe-fixes", "run.sh"]
 
 
+def configuration_with_full_tables(d: Path, scale: float) -> list[str]:
+    """A configuration holding the most entries it may in each table (bounds.MAX_CONFIG_ENTRIES)
+    over many small launch files and a manifest of many images: each table was prepared again
+    for every file or launch, and each per-file-ignores glob matched through fnmatch (1,000
+    entries: 3 to 5 s for 2,000 files; 40,000: over 60 s)."""
+    n = 1_000
+    models = "".join(f"'o/m{i}' = {{params = 1e9, layers = 2, hidden = 64, heads = 2, "
+                     f"kv_heads = 2, head_dim = 32}}\n" for i in range(n))
+    (d / "mgpu-lint.toml").write_text(
+        "extend-exclude = [" + ",".join(f"'x{i}/*'" for i in range(n)) + "]\n"
+        "[per-file-ignores]\n" + "".join(f"'d{i}/*' = ['MG0']\n" for i in range(n))
+        + "[images]\n" + "".join(f"'reg/img{i}-*' = 'vllm serve'\n" for i in range(n))
+        + "[gpus]\n" + "".join(f"'g{i}' = {{memory_gb = 80, bandwidth_tbs = 3}}\n"
+                                for i in range(n))
+        + "[models]\n" + models)
+    files = max(100, int(5_000 * scale))
+    (d / "many").mkdir()
+    for i in range(files):
+        (d / "many" / f"r{i}.sh").write_text(f"vllm serve o/m{i % n} -tp 2\n")
+    (d / "k.yaml").write_text("---\n".join(deployment([f"o/m{i}", "-tp", "2"], gpus="2",
+                                                       image=f"reg/img{i}-x:1")
+                                            for i in range(min(files, n))))
+    return ["."]
+
+
 # --------------------------------------------------------------------------- the cases
 
 def billion_laughs(levels: int = 12) -> str:
@@ -892,6 +917,7 @@ CASES: dict[str, Case] = {
     "many-copies-of-a-long-value": _sh("x=ab\n" + "x=$x$x\n" * 16 + "".join(
         f"y{i}=$x\n" for i in range(100_000)) + "vllm serve m"),
     "diff-of-fixes-on-every-line": diff_of_fixes_on_every_line,
+    "configuration-with-full-tables": configuration_with_full_tables,
     # every GPU mention of the paragraph before a block was kept as a place (550 MiB)
     "long-paragraph-of-gpu-mentions": _full_file("README.md", lambda n: (
         "8×H200 " * (n // 9) + "\n\n```bash\nvllm serve meta-llama/Llama-3.1-8B-Instruct\n```\n")),

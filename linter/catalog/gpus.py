@@ -55,10 +55,10 @@ def _gpu_index(extra_json: str) -> dict[str, GpuSpec]:
         try:
             gpu = validate_gpu(data)
         except ValueError as exc:  # pydantic's ValidationError
-            raise CatalogError(f"GPU {name!r} in the configuration: {_first_error(exc)}") from None
+            raise CatalogError("gpus", name, _first_error(exc)) from None
         problem = bounds.gpu_problem(gpu)
         if problem is not None:  # an infinite memory_gb passes gt=0 and makes every budget NaN
-            raise CatalogError(f"GPU {name!r} in the configuration: {problem}")
+            raise CatalogError("gpus", name, problem)
         for n in (name, gpu.id, gpu.name, *gpu.aliases):
             index[_gpu_raw_key(n)] = index[_gpu_key(n)] = gpu
     return index

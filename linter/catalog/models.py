@@ -160,13 +160,12 @@ def _model_index(extra_json: str) -> dict[str, ModelShape]:
         try:
             index[key] = validate_model(data)
         except ValueError as exc:  # pydantic's ValidationError
-            raise CatalogError(
-                f"model {name!r} in the configuration: {_first_error(exc)}") from None
+            raise CatalogError("models", name, _first_error(exc)) from None
         # the plausibility a config.json shape passes (``layers = 1e15`` or ``params = inf``
         # pass gt=0 and reach the arithmetic as such)
         problem = bounds.shape_problem(index[key])
         if problem is not None:
-            raise CatalogError(f"model {name!r} in the configuration: {problem}")
+            raise CatalogError("models", name, problem)
     return index
 
 

@@ -512,8 +512,12 @@ def register(app: typer.Typer) -> None:
                                              help="bits per weight (16, 8, 4.5 …)"),
         dtype: str | None = typer.Option(None, "--dtype", help="vLLM --dtype (bfloat16 …)"),
         gpu: str = typer.Option(DEFAULT_GPU, "--gpu", help="GPU type (H100 SXM, nvidia-l4 …)"),
-        users: int = typer.Option(32, "--users", min=1, help="concurrent sequences"),
-        context: int = typer.Option(8192, "--context", min=1, help="tokens per sequence"),
+        # at most bounds.MAX_TOKENS, as in the configuration: 10^30 users printed 31-digit
+        # llama-server -np values and 10^29 GB of KV cache
+        users: int = typer.Option(32, "--users", min=1, max=bounds.MAX_TOKENS,
+                                  help="concurrent sequences"),
+        context: int = typer.Option(8192, "--context", min=1, max=bounds.MAX_TOKENS,
+                                    help="tokens per sequence"),
         # bounded as check's option: the llama-server commands list one -ts entry and one
         # CUDA_VISIBLE_DEVICES id per GPU (10^9 took 3.9 GB and ended in a traceback)
         gpus_per_node: int = typer.Option(8, "--gpus-per-node", min=1,

@@ -12,7 +12,8 @@ check, asked before each launch is analysed and every `cancel.EVERY` steps of re
 whose text is outdated before it starts does not start) and publishes nothing, so the newer
 text's run starts without waiting for the rest of the outdated one.  A codeAction or hover on a
 text not linted yet lints it on that worker too (after the run there), so the messages after it
-are still read and answered.  A document whose text did not change is not linted again.  Configuration files are watched
+are still read and answered; that lint stops the same way when the document changes, and the
+request gets an empty answer (the editor asks again for the new text).  A document whose text did not change is not linted again.  Configuration files are watched
 (`workspace/didChangeWatchedFiles`, and saves of open ones): a change re-lints every open
 document.  Code actions: each finding's fix (quick fix), "disable CODE for this line" (a
 suppression comment on its own line above, never where the file would take it as content: not
@@ -368,16 +369,34 @@ def create_server() -> LanguageServer:
             return
         send(ls, doc, doc.source, findings, doc.version)
 
-    async def findings_of(doc: TextDocument, text: str) -> list[Finding]:
+    async def findings_of(doc: TextDocument, text: str) -> list[Finding] | None:
         """``doc``'s findings for ``text``, for a request: the last lint's when it was of that
         text, else a lint on the worker, so that the requests after this one are read and
         answered meanwhile (pygls runs a plain handler inline on its one event loop: a lint
-        there held back every later message, a hover of another document, a cancel)."""
+        there held back every later message, a hover of another document, a cancel).  None
+        when the document changes before that lint is done: it stops (as a debounced run
+        does), and the request is answered with nothing.  An editor asks for code actions
+        after each edit; each of those lints ran to its end, in turn, before the debounced
+        run of the last text (four edits 0.12 s apart on 200 KB: its diagnostics 2.4-3 s
+        after it)."""
         cached = state.linted.get(doc.uri)
         if cached is not None and cached[0] == text:
             return cached[1]
+        gen = state.generation.get(doc.uri, 0)
+
+        def changed() -> bool:
+            return state.generation.get(doc.uri, 0) != gen
+
+        def work() -> list[Finding]:
+            if changed():
+                raise LintCancelled  # outdated while it waited for the worker
+            return _lint_doc(state, doc, text, changed)
+
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(state.executor, _lint_doc, state, doc, text)
+        try:
+            return await loop.run_in_executor(state.executor, work)
+        except LintCancelled:
+            return None
 
     def relint_all(ls: LanguageServer) -> None:
         find_for_directory.cache_clear()
@@ -485,6 +504,8 @@ def create_server() -> LanguageServer:
         doc = ls.workspace.get_text_document(params.text_document.uri)
         text = doc.source
         findings = await findings_of(doc, text)
+        if findings is None:
+            return []  # the document changed meanwhile: the editor asks again
         held = state.places.get(doc.uri)
         if held is None or held[0] is not findings:
             held = state.places[doc.uri] = (findings, CommentPlaces())
@@ -571,7 +592,10 @@ def create_server() -> LanguageServer:
                         kind=types.MarkupKind.Markdown, value=value),
                         range=types.Range(start=positions.position(s0),
                                           end=positions.position(e0)))
-        found = [f for f in await findings_of(doc, text) if f.span.start <= at <= f.span.end]
+        findings = await findings_of(doc, text)
+        if findings is None:
+            return None  # the document changed meanwhile
+        found = [f for f in findings if f.span.start <= at <= f.span.end]
         if not found:
             return None
         parts = []

@@ -582,6 +582,34 @@ def test_a_request_waiting_for_a_lint_does_not_hold_back_the_next(client: Client
     assert len(fixes) > 120  # the changed text's launches, not the 120 of the one opened
 
 
+def test_a_request_whose_text_changes_during_its_lint_is_answered_empty(client: Client,
+                                                                     tmp_path: Path) -> None:
+    """A codeAction on a text not linted yet lints it on the worker; an edit during that lint
+    stops it, as it stops a debounced run, and the codeAction is answered with nothing (it
+    used to lint its outdated text to the end and answer for it, and an editor asking after
+    each edit queued one whole lint per edit before the last text's); the latest text's
+    diagnostics follow."""
+    uri = (tmp_path / "asked.yaml").as_uri()
+    client.open(uri, FIXABLE, "yaml")
+    changed = _big("r", 1500)  # its lint takes a good part of a second
+    client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2},
+                                             "contentChanges": [{"text": changed}]})
+    client.next_id += 1
+    action = client.next_id
+    client.send({"id": action, "method": "textDocument/codeAction", "params": {
+        "textDocument": {"uri": uri}, "range": _whole(changed),
+        "context": {"diagnostics": [], "only": ["quickfix"]}}})
+    latest = FIXABLE.replace("name: qwen", "name: qwen-latest")
+    client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 3},
+                                             "contentChanges": [{"text": latest}]})
+    reply = client.receive(lambda m: m.get("id") == action and "method" not in m)
+    assert reply["result"] == []
+    published = client.diagnostics(uri)
+    assert published["version"] == 3
+    assert {d["code"] for d in published["diagnostics"]} == {"MG004", "MG013", "MG702",
+                                                              "MG703"}
+
+
 def test_a_new_lint_lets_the_old_comment_places_go(tmp_path: Path) -> None:
     """The comment places kept for a document's findings (a YAML text's composed nodes) are
     dropped when another text of it is linted, not kept until the next codeAction; a lint

@@ -278,3 +278,28 @@ def test_a_paragraph_of_many_gpu_mentions_keeps_only_the_last():
     assert peak < 1 << 20, peak  # 20,000 places took about 8 MB
     gpu, count = markdown._gpu_in(source, "with 8 GPUs and then on two GPUs", 0)
     assert gpu is None and count.value == "2"
+
+
+def test_dollars_that_expand_nothing_in_double_quotes_are_one_piece(monkeypatch):
+    """After a double-quoted word's last `}`, its `$`s that expand nothing (`${` with no close)
+    and the text between them are copied as one piece, not a `$` at a time (4 MiB of
+    `"${${${…` took 11 s); the word and its places are what they were."""
+    from mgpu_lint import shell
+    from mgpu_lint.source import MapBuilder
+
+    calls = [0]
+    add_run = MapBuilder.add_run
+
+    def counting(self, *args):
+        calls[0] += 1
+        return add_run(self, *args)
+
+    monkeypatch.setattr(MapBuilder, "add_run", counting)
+    text = 'echo "a\\"${x}' + "${" * 20_000 + '$"'
+    (cmd,) = shell.split_commands(text, resolve={"x": "v"}.get)
+    word = cmd.words[1]
+    assert word.text == 'a"v' + "${" * 20_000 + "$"
+    assert calls[0] < 100, calls[0]  # 40,000 before: one per `$` and one per `{`
+    # the first `${` is written at 13, the last `$` just before the closing quote
+    assert word.cmap.span(3, 4).start == 13 and word.cmap.span(3, 5).end == 15
+    assert word.cmap.span(len(word.text) - 1, len(word.text)).start == len(text) - 2

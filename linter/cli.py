@@ -331,7 +331,12 @@ def lint_main(argv: Sequence[str], prog: str = PROG) -> int:
         return 0
     stdin_text = None
     if "-" in paths:
-        stdin_text = sys.stdin.buffer.read().decode("utf-8", "surrogateescape")
+        from .policy import MAX_FILE_BYTES
+
+        # no more than one byte past the size limit (the runner then says it is over): `yes |
+        # mgpu-lint -` read forever, 10 GB in 30 s
+        limit = options.config.settings.max_file_size if options.config else MAX_FILE_BYTES
+        stdin_text = sys.stdin.buffer.read(limit + 1).decode("utf-8", "surrogateescape")
     from .findings import Severity
     from .runner import lint
 

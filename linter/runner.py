@@ -13,7 +13,7 @@ from .analyze import FileSet, analyze
 from . import bounds
 from .cancel import LintCancelled, asking
 from .bounds import cut_findings, side_cut_findings
-from .discover import candidates, kind_by_name, read_source
+from .discover import candidates, kind_by_name, read_source, too_big
 from .findings import Finding, Severity, internal_error
 from .launch import HpaInfo, Launch, ServiceInfo
 from .options import Options
@@ -126,15 +126,17 @@ def read_files(paths: list[str], stdin_text: str | None = None,
     inputs: list[tuple[SourceFile | None, Finding | None, bool]] = []
     if command is not None:
         inputs.append((SourceFile("<command>", command, "command"), None, True))
+    limit = max_bytes or MAX_FILE_BYTES
     for path, kind, explicit in found if found is not None else discover_inputs(paths):
-        src, err = read_source(path, kind, max_bytes or MAX_FILE_BYTES)
+        src, err = read_source(path, kind, limit)
         inputs.append((src, err, explicit))
     if "-" in paths or stdin_text is not None:
         name = stdin_filename or "<stdin>"
         from .discover import decode
 
         data = (stdin_text or "").encode("utf-8", "surrogateescape")
-        src, err = decode(name, data, kind_by_name(name))
+        src, err = (decode(name, data, kind_by_name(name)) if len(data) <= limit else
+                    (None, too_big(name, f"more than {limit:,} bytes", limit)))
         inputs.append((src, err, True))
     named: list[FileResult] = []  # files named on the command line without a launch (MG017)
     for src, err, explicit in inputs:

@@ -75,6 +75,29 @@ def test_stdin_with_filename(capsys: pytest.CaptureFixture[str], monkeypatch) ->
     assert doc["findings"][0]["range"]["start"] == {"line": 2, "column": 12}
 
 
+def test_endless_stdin_is_read_to_one_byte_past_the_limit(capsys, monkeypatch, tmp_path) -> None:
+    """`yes | mgpu-lint -` read forever (10 GB in 30 s): at most max-file-size + 1 bytes are read,
+    and the text is over the limit (MG001, not linted)."""
+    asked: list[int | None] = []
+
+    class Endless:
+        def read(self, n: int | None = None) -> bytes:
+            asked.append(n)
+            if n is None or n < 0:
+                raise AssertionError("reads an endless stream to its end")
+            return b"y\n" * (n // 2) + b"y" * (n % 2)
+
+    monkeypatch.setattr(sys, "stdin", type("S", (), {"buffer": Endless()})())
+    cfg = tmp_path / "mgpu-lint.toml"
+    cfg.write_text("max-file-size = 1000\n")
+    code, out, _ = run(capsys, "--format", "json", "--config", str(cfg), "-")
+    assert asked == [1001]
+    finding, = json.loads(out)["findings"]
+    assert (code, finding["code"], finding["path"]) == (1, "MG001", "<stdin>")
+    assert finding["message"] == ("file is more than 1,000 bytes, over the 1,000-byte limit; "
+                                  "not read")
+
+
 def test_path_named_like_a_subcommand_is_linted(tmp_path, capsys, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "rules").write_text("#!/bin/sh\nvllm serve m --port 1\n")

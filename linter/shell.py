@@ -238,6 +238,7 @@ _ARRAY_BODY = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\[([@*])\]$")
 _ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _PLUS_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\+=")
 _NAME_CHARS = re.compile(r"[A-Za-z0-9_]*")
+_NAME_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
 _IFS_CHAR = re.compile(r"[ \t\n]")
 _DQ_PLAIN = re.compile(r"[^\\$]+")  # inside double quotes: neither an escape nor an expansion
 # inside double quotes after the last `}`: characters and `$`s that expand nothing there (a `$`
@@ -778,6 +779,21 @@ def _commands(text: str, resolve: Resolver | None, arrays: ArrayResolver | None,
         elif ttype == "ANSI":
             _ansi_quoted(value, start, wb)
         elif ttype == "PARAM":
+            if value[1] in _NAME_START:
+                # `$NAME` of a known value that splits into no fields: what _expand adds for it,
+                # without parsing the reference again or asking whether it is split (a 4 MiB
+                # word of 2 million `$x` took 10 s)
+                known = ex.resolve(value[1:])
+                if known and len(known) <= MAX_VALUE_CHARS and " " not in known \
+                        and "\t" not in known and "\n" not in known \
+                        and (budget is None or budget.expanded_chars >= len(known)):
+                    if budget is not None:
+                        budget.expanded_chars -= len(known)
+                    if wb.begin < 0:
+                        wb.begin = start
+                    wb.chars.append(known)
+                    wb.map.const(start, end, len(known))
+                    continue
             _expand(value, start, end, ex, wb, split=splits())
         elif ttype in ("CMDSUB", "BACKTICK"):
             split = splits()

@@ -249,3 +249,21 @@ def test_a_configurations_tables_are_prepared_once_per_run(tmp_path: Path, capsy
     code, out, _ = run(capsys, "--format", "json", str(tmp_path))
     assert '"launches":10' in out
     assert calls == {"models": 1, "images": 1, "ignores": 1}
+
+
+def test_each_configuration_is_read_once_per_run(tmp_path: Path, capsys, monkeypatch) -> None:
+    """With more directories than the cache held (512), each configuration was read and
+    validated once per pass over the files, three times a run."""
+    from mgpu_lint import config
+
+    loads: list[str] = []
+    real = config.load_file
+    monkeypatch.setattr(config, "load_file", lambda path: loads.append(path) or real(path))
+    for i in range(600):
+        d = tmp_path / f"d{i}"
+        d.mkdir()
+        (d / "mgpu-lint.toml").write_text("users = 8\n")
+        (d / "r.sh").write_text("vllm serve m\n")
+    code, out, _ = run(capsys, "--format", "json", str(tmp_path))
+    assert '"files":600' in out
+    assert len(loads) == len(set(loads)) == 600

@@ -320,6 +320,17 @@ def services_building_one_dockerfile(d: Path, scale: float) -> list[str]:
     return ["compose.yaml"]
 
 
+def services_building_an_image_of_many_env_lines(d: Path, scale: float) -> list[str]:
+    """1,000 compose services building one 1 MiB Dockerfile of 60,000 ENV lines: each service
+    copied the image's ENV into its environment (80 s)."""
+    (d / "Dockerfile").write_text("FROM vllm/vllm-openai:v0.10.2\n" + "".join(
+        f"ENV A{i}=$A{i - 1}x\n" for i in range(1, max(100, int(60_000 * scale)))))
+    (d / "compose.yaml").write_text("services:\n" + "".join(
+        f"  s{i}:\n    build: .\n    command: [\"--model\", \"Qwen/Qwen2.5-7B-Instruct\"]\n"
+        for i in range(max(20, int(1000 * scale)))))
+    return ["compose.yaml"]
+
+
 def fifo_gguf(d: Path, scale: float) -> list[str]:
     os.mkfifo(d / "m.gguf")
     (d / "run.sh").write_text(shell("llama-server -m ./m.gguf -ngl 99"))
@@ -742,6 +753,7 @@ CASES: dict[str, Case] = {
     "config-yaml-beside-many-launches": big_config_beside_launches,
     "many-configs-beside-launches": many_configs_beside_launches,
     "services-building-one-dockerfile": services_building_one_dockerfile,
+    "services-building-an-image-of-many-env-lines": services_building_an_image_of_many_env_lines,
     # compose .env and .gitignore
     "env-fifo": fifo_env_beside_compose,
     "build-dockerfile-fifo": fifo_dockerfile_of_build,

@@ -203,3 +203,34 @@ def test_a_build_of_a_dockerfile_past_the_line_bound_says_so(tmp_path: Path, cap
     code, found = lint(capsys, path)
     assert [(f["code"], f["range"]["start"]["line"]) for f in found] == [("MG001", 3)]
     assert found[0]["message"].startswith("the inline Dockerfile of this build is not read")
+
+
+def test_services_building_one_image_read_its_env_where_it_is(tmp_path: Path) -> None:
+    """Each service's environment reads the image's ENV where it is (script_env.ImageVars),
+    not a copy a service: 1,000 services building one image of 60,000 ENV lines (a 200 KB
+    compose file beside a 1 MiB Dockerfile) took 80 s, the language server as long after
+    each edit.  Here 200 services and 2,000 ENV lines: the run's peak is within 4 MB (over
+    40 MB before), and each launch still sees the image's variables and its own over them."""
+    import tracemalloc
+
+    from mgpu_lint.options import Options
+    from mgpu_lint.runner import lint as run_lint
+
+    (tmp_path / "Dockerfile").write_text(
+        "FROM vllm/vllm-openai:v0.10.2\n" + "".join(f"ENV A{i}=v{i}\n" for i in range(2_000)))
+    path = tmp_path / "compose.yaml"
+    path.write_text("services:\n" + "".join(
+        f"  s{i}:\n    build: .\n    command: [\"--model\", \"Qwen/Qwen2.5-7B-Instruct\"]\n"
+        f"    environment:\n      A7: own{i}\n" for i in range(200)))
+    run_lint([str(path)], Options())  # imports and catalogs loaded outside the measure
+    tracemalloc.start()
+    try:
+        run = run_lint([str(path)], Options())
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    found = run.launches
+    assert len(found) == 200
+    assert [(la.env["A1"].value, la.env["A7"].value, len(la.env)) for la in found[:2]] == [
+        ("v1", "own0", 2_000), ("v1", "own1", 2_000)]
+    assert peak < 4 << 20, f"{peak / (1 << 20):.1f} MiB"

@@ -22,6 +22,7 @@ from ..bounds import launches_full
 from ..cancel import step as cancel_step
 from ..findings import Finding, Severity
 from ..launch import Context, EnvVar, GpuRequest, Located, Port
+from ..script_env import ImageVars, ScriptEnv
 from ..shell import split_commands
 from ..source import MapBuilder, SourceFile, Span, VarRef, Word, placed_word
 from .commandline import (
@@ -291,7 +292,8 @@ def _service(doc: Doc, name: str, name_node: Any, svc: Any, variables: dict[str,
     built, built_at = _built_image(doc, keys.get("build"), word, found) or (None, None)
     if built is not None:
         # the image's ENV is the container's environment under the service's `environment:`
-        env = {**{k: EnvVar(k, v, built_at) for k, v in built.env.items()}, **env}
+        # (a view, not a copy per service: script_env.ImageVars)
+        env = ScriptEnv(ImageVars(built.env, built_at)).view(env)  # type: ignore[assignment]
     gpus = _gpus(doc, keys, word)
     ipc = keys.get("ipc")
     shm_size = keys.get("shm_size")

@@ -8,6 +8,7 @@ import re
 from typing import Callable, Iterator
 
 from . import safeio
+from .bounds import MAX_GITIGNORE_PATTERNS
 from .findings import Finding, Severity
 from .policy import MAX_FILE_BYTES
 from .source import SourceFile, Span
@@ -150,29 +151,117 @@ def _gitignore_patterns(directory: str) -> list[str]:
     return [ln.strip() for ln in lines if ln.strip() and not ln.startswith("#")]
 
 
-def _ignored(rel: str, name: str, is_dir: bool, patterns: list[tuple[str, str]]) -> bool:
-    """gitignore matching (the common subset: globs, anchored `/x`, dir-only `x/`, `!x`)."""
-    ignored = False
-    for base, pat in patterns:
+_WILD = re.compile(r"[*?\[]")
+_WILD_END = re.compile(r"[*?\[\]]")
+
+
+class _Candidates:
+    """The patterns (by index) that can match a string, found by the literal text a glob starts
+    with, else the literal text it ends with: a string is looked up by its own beginnings and
+    endings of those lengths, so thousands of patterns cost a few dictionary look-ups, not one
+    regex each (only globs with a wildcard at both ends are tried on every string)."""
+
+    def __init__(self) -> None:
+        self.prefix: dict[str, list[int]] = {}
+        self.suffix: dict[str, list[int]] = {}
+        self.always: list[int] = []
+
+    def add(self, index: int, globs: list[str]) -> None:
+        """Index pattern ``index``, which matches what any of ``globs`` matches."""
+        # what every string a glob matches starts with: the text before its first wildcard
+        # (a `[` that never closes is literal to fnmatch, so this is at most too short)
+        prefix = os.path.commonprefix([_WILD.split(g, maxsplit=1)[0] for g in globs])
+        if prefix:
+            self.prefix.setdefault(prefix, []).append(index)
+            return
+        # and ends with: the text after its last wildcard or `]` (a class's members are not
+        # literal; a `]` outside a class is, and cutting there is again only too short)
+        ends = [_WILD_END.split(g)[-1][::-1] for g in globs]
+        suffix = os.path.commonprefix(ends)[::-1]
+        if suffix:
+            self.suffix.setdefault(suffix, []).append(index)
+            return
+        self.always.append(index)
+
+    def freeze(self) -> None:
+        self.prefix_lengths = sorted({len(k) for k in self.prefix})
+        self.suffix_lengths = sorted({len(k) for k in self.suffix})
+
+    def of(self, text: str) -> list[int]:
+        found = list(self.always)
+        for n in self.prefix_lengths:
+            if n > len(text):
+                break
+            found += self.prefix.get(text[:n], ())
+        for n in self.suffix_lengths:
+            if n > len(text):
+                break
+            found += self.suffix.get(text[len(text) - n:], ())
+        return found
+
+
+@dataclass(frozen=True)
+class _IgnoreFile:
+    """One `.gitignore`: the directory it sits in (relative to the walk's root, "" for the root)
+    and its patterns translated once, each as (negated, directory only, matched against the path
+    rather than the name, regex), indexed by their literal beginnings and endings, so that a
+    path costs the patterns that can match it, not one fnmatch and one relpath per pattern (a
+    5,000-line .gitignore over 5,000 files: 114 s)."""
+
+    base: str
+    rules: tuple[tuple[bool, bool, bool, str], ...]  # the regex compiled when first tried
+    on_path: _Candidates
+    on_name: _Candidates
+    compiled: dict[int, re.Pattern[str]]
+
+    def regex(self, i: int) -> re.Pattern[str]:
+        found = self.compiled.get(i)
+        if found is None:
+            found = self.compiled[i] = re.compile(self.rules[i][3])
+        return found
+
+
+def _ignore_file(base: str, patterns: list[str]) -> _IgnoreFile:
+    rules = []
+    on_path, on_name = _Candidates(), _Candidates()
+    for pat in patterns:
         negate = pat.startswith("!")
         if negate:
             pat = pat[1:]
         dir_only = pat.endswith("/")
         pat = pat.rstrip("/")
-        if dir_only and not is_dir:
-            continue
-        path = os.path.relpath(rel, base) if base else rel
+        if "/" in pat.lstrip("/"):
+            body = pat.lstrip("/")
+            globs, target = [body, body + "/*"], on_path
+        elif pat.startswith("/"):
+            globs, target = [pat[1:]], on_path
+        else:
+            globs, target = [pat], on_name
+        globs = [os.path.normcase(g) for g in globs]
+        target.add(len(rules), globs)
+        # what fnmatch.fnmatch matches (its translation; normcase is the identity on POSIX)
+        regex = "|".join(f"(?:{fnmatch.translate(g)})" for g in globs)
+        rules.append((negate, dir_only, target is on_path, regex))
+    on_path.freeze()
+    on_name.freeze()
+    return _IgnoreFile(base, tuple(rules), on_path, on_name, {})
+
+
+def _ignored(rel: str, name: str, is_dir: bool, files: list[_IgnoreFile]) -> bool:
+    """gitignore matching (the common subset: globs, anchored `/x`, dir-only `x/`, `!x`): the
+    last pattern that matches decides, files read from the root down."""
+    ignored = False
+    name = os.path.normcase(name)
+    for f in files:
+        path = os.path.normcase(os.path.relpath(rel, f.base) if f.base else rel)
         if path.startswith(".."):
             continue
-        if "/" in pat.lstrip("/"):
-            hit = fnmatch.fnmatch(path, pat.lstrip("/")) or fnmatch.fnmatch(path, pat.lstrip("/")
-                                                                           + "/*")
-        elif pat.startswith("/"):
-            hit = fnmatch.fnmatch(path, pat[1:])
-        else:
-            hit = fnmatch.fnmatch(name, pat)
-        if hit:
-            ignored = not negate
+        for i in sorted(f.on_path.of(path) + f.on_name.of(name)):
+            negate, dir_only, on_path, _ = f.rules[i]
+            if dir_only and not is_dir:
+                continue
+            if f.regex(i).match(path if on_path else name):
+                ignored = not negate
     return ignored
 
 
@@ -183,12 +272,15 @@ def walk(root: str, excluded: Callable[[str], bool] | None = None) -> Iterator[s
         from .config import DEFAULT_EXCLUDE
 
         excluded = excluder(DEFAULT_EXCLUDE, root)
-    patterns: list[tuple[str, str]] = []
-    stack = [(root, patterns)]
+    files: list[_IgnoreFile] = []
+    stack = [(root, files)]
     while stack:
         directory, inherited = stack.pop()
-        local = inherited + [(os.path.relpath(directory, root) if directory != root else "", p)
-                             for p in _gitignore_patterns(directory)]
+        patterns = _gitignore_patterns(directory)[
+            :max(0, MAX_GITIGNORE_PATTERNS - sum(len(f.rules) for f in inherited))]
+        local = inherited + [_ignore_file(
+            os.path.relpath(directory, root) if directory != root else "", patterns)] \
+            if patterns else inherited
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
         except OSError:

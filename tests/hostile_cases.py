@@ -100,6 +100,18 @@ def diff_of_fixes_on_every_line(d: Path, scale: float) -> list[str]:
     return ["--diff", "--unsafe-fixes", "run.sh"]
 
 
+def _files_under_gitignore(line: Callable[[int], str], patterns: int, files: int) -> Case:
+    """A 1 MiB `.gitignore` of ``patterns`` lines over ``files`` small scripts: each pattern was
+    tried with fnmatch (and a relpath) on every path, 114 s for 5,000 lines over 5,000 files."""
+    def case(d: Path, scale: float) -> list[str]:
+        text = "".join(line(i) for i in range(max(100, int(patterns * scale))))
+        (d / ".gitignore").write_text(text[:1 << 20].rsplit("\n", 1)[0] + "\n")
+        for i in range(max(50, int(files * scale))):
+            (d / f"r{i}.sh").write_text("vllm serve m\n")
+        return ["."]
+    return case
+
+
 def configuration_with_full_tables(d: Path, scale: float) -> list[str]:
     """A configuration holding the most entries it may in each table (bounds.MAX_CONFIG_ENTRIES)
     over many small launch files and a manifest of many images: each table was prepared again
@@ -930,6 +942,10 @@ CASES: dict[str, Case] = {
         f"y{i}=$x\n" for i in range(100_000)) + "vllm serve m"),
     "diff-of-fixes-on-every-line": diff_of_fixes_on_every_line,
     "configuration-with-full-tables": configuration_with_full_tables,
+    "gitignore-of-wildcard-patterns": _files_under_gitignore(
+        lambda i: f"*q{i}*\n", 100_000, 2_000),
+    "gitignore-of-literal-patterns": _files_under_gitignore(
+        lambda i: f"build{i}/*.tmp\n", 60_000, 2_000),
     # every GPU mention of the paragraph before a block was kept as a place (550 MiB)
     "long-paragraph-of-gpu-mentions": _full_file("README.md", lambda n: (
         "8×H200 " * (n // 9) + "\n\n```bash\nvllm serve meta-llama/Llama-3.1-8B-Instruct\n```\n")),

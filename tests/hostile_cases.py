@@ -710,6 +710,22 @@ def launches_of_a_script_with_many_variables(d: Path, scale: float) -> list[str]
 
 LLAMA = "llama-server -m Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf "
 
+
+def stack_mounts_and_volumes(d: Path, scale: float) -> list[str]:
+    """A production-stack values entry of 24,000 extraVolumeMounts and as many extraVolumes
+    (just under bounds.MAX_YAML_NODES): each mount's volume was found by reading every
+    volume's name again (5,300 of each: 85 s; 24,000 would be half an hour)."""
+    n = max(500, int(24_000 * scale))
+    (d / "values.yaml").write_text(
+        "servingEngineSpec:\n  modelSpec:\n  - name: a\n"
+        "    modelURL: meta-llama/Llama-3.1-8B-Instruct\n    requestGPU: 2\n"
+        "    vllmConfig: {tensorParallelSize: 2}\n    extraVolumeMounts:\n"
+        + "".join(f"      - {{name: v{i}, mountPath: /m{i}}}\n" for i in range(n))
+        + "    extraVolumes:\n"
+        + "".join(f"      - {{name: v{i}, emptyDir: {{}}}}\n" for i in range(n)))
+    return ["values.yaml"]
+
+
 CASES: dict[str, Case] = {
     # side files: --config YAML
     "config-yaml-deep-flow": deep_config_yaml,
@@ -849,6 +865,7 @@ CASES: dict[str, Case] = {
     "many-compose-services": many_compose_services,
     "services-selecting-many-launches": _services_before_launches(""),
     "llmisvcs-naming-many-configs": llmisvcs_naming_many_configs,
+    "stack-mounts-and-volumes": stack_mounts_and_volumes,
     "services-selecting-many-loopback-launches": _services_before_launches("--host 127.0.0.1"),
     # 9.5 MiB of small parts: a launch each (read up to bounds.MAX_LAUNCHES), a YAML node each
     # (a document is composed up to bounds.MAX_YAML_NODES), or neither (documents that name

@@ -604,3 +604,23 @@ def test_production_stack_mounts_find_their_volumes_by_name_once(capsys, tmp_pat
     out = _lint(capsys, str(p))
     assert "MG701" not in out and "Traceback" not in out, out  # its /dev/shm is found
     assert calls < 20 * n, calls  # 4 million before
+
+
+def test_production_stack_shared_env_read_again_per_entry_is_spent_from_the_words(
+        capsys, tmp_path, monkeypatch):
+    """servingEngineSpec.env is read again for every modelSpec entry, so each reading is spent
+    from the file's words (bounds.MAX_SHELL_WORDS): past them reading stops with MG001 at the
+    entry (2,000 shared entries beside 1,400 model entries: 20 s, 590 MiB before)."""
+    from mgpu_lint import bounds
+
+    monkeypatch.setattr(bounds, "MAX_SHELL_WORDS", 1000)
+    env = "".join(f"    - {{name: E{i}, value: x}}\n" for i in range(100))
+    specs = "".join(f"  - name: m{i}\n    modelURL: Qwen/Qwen2.5-7B-Instruct\n"
+                    "    repository: vllm/vllm-openai\n" for i in range(20))
+    p = tmp_path / "values.yaml"
+    p.write_text("servingEngineSpec:\n  env:\n" + env + "  modelSpec:\n" + specs)
+    assert len(_launches(capsys, str(p))) == 10  # 10 readings of 100 entries, then no more
+    out = _lint(capsys, str(p))
+    line = 104 + 3 * 10  # the 11th entry's `name:`
+    assert f"values.yaml:{line}:5: MG001 [warning] reading stops here" in out, out
+    assert "more than 1,000 words and env entries" in out, out

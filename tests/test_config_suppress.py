@@ -267,3 +267,25 @@ def test_each_configuration_is_read_once_per_run(tmp_path: Path, capsys, monkeyp
     code, out, _ = run(capsys, "--format", "json", str(tmp_path))
     assert '"files":600' in out
     assert len(loads) == len(set(loads)) == 600
+
+
+def test_many_directives_share_their_codes():
+    """Directives of one list of codes share its parsed tuple, and a (line, code) of one
+    directive is that directive in the index, not a list of it: 370,000 stale `disable=MG102`
+    lines (9.5 MiB) peaked at 266 MiB.  Each took about 570 bytes while applied, now about
+    390; all are still reported."""
+    import tracemalloc
+
+    from mgpu_lint import suppress
+    from mgpu_lint.source import SourceFile
+
+    text = "vllm serve m\n" + "# mgpu-lint: disable=MG102\n" * 50_000
+    source = SourceFile("run.sh", text, "shell")
+    source.line_starts()
+    tracemalloc.start()
+    kept, dirs = suppress.apply([], source, {}, {})
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 480 * 50_000, peak / 50_000
+    assert len(dirs) == 50_000 and dirs[0].codes is dirs[-1].codes == ("MG102",)
+    assert len(suppress.unused(source, dirs, lambda code: True)) == 101

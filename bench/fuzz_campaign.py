@@ -30,6 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from mgpu_lint.config import ConfigError  # noqa: E402
 from mgpu_lint.runner import Options, lint  # noqa: E402
 from tests.hostile_cases import (  # noqa: E402
     CASES,
@@ -253,6 +254,8 @@ def main(argv: list[str] | None = None) -> int:
                                                 if f.code == "MG000")
             except Timeout:
                 problem = "over 10 s"
+            except ConfigError:
+                pass  # a configuration that does not validate: the CLI's usage error, exit 2
             except Exception:  # noqa: BLE001 - the campaign records every escape
                 problem = traceback.format_exc(limit=3)
             runs += 1

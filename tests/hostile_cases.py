@@ -990,6 +990,15 @@ CASES: dict[str, Case] = {
     "yaml-flow-list-of-short-words": _full_file("compose.yaml", lambda n: (
         "services:\n  s:\n    image: vllm/vllm-openai:v0.30.0\n    command: ["
         + "a," * (n // 2) + "a]\n")),
+    # serveConfigV2 is YAML in a string, composed on its own: one of too many nodes was
+    # dropped without the MG001 the file's own documents get
+    "rayservice-serve-config-of-many-nodes": _full_file("rayservice.yaml", lambda n: (
+        "apiVersion: ray.io/v1\nkind: RayService\nmetadata: {name: llm}\nspec:\n"
+        "  serveConfigV2: |\n    applications:\n"
+        "    - import_path: ray.serve.llm:build_openai_app\n      args:\n        llm_configs:\n"
+        "        - model_loading_config: {model_id: meta-llama/Llama-3.1-8B-Instruct}\n"
+        "          engine_kwargs: {tensor_parallel_size: 3}\n"
+        "          filler: [" + "a," * (n // 2) + "a]\n")),
     "yaml-block-list-of-short-words": _full_file("deploy.yaml", lambda n: deployment(
         ["meta-llama/Llama-3.1-8B-Instruct"]).replace(
             "          args:\n", "          args:\n" + "            - a\n" * (n // 16), 1)),

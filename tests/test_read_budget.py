@@ -181,6 +181,30 @@ def test_a_yaml_document_of_too_many_nodes_is_not_read(capsys, tmp_path):
     assert [c for c, _ in _where(_findings(capsys, one))] == ["MG004"]
 
 
+def test_a_rayservice_serve_config_of_too_many_nodes_is_not_read(capsys, tmp_path):
+    """serveConfigV2 is YAML inside a YAML string, composed on its own: a document of it with
+    too many nodes gets the MG001 the file's own documents get, where it begins; the documents
+    of the string before it are read."""
+    def app(extra: str) -> str:
+        return ("    applications:\n    - import_path: ray.serve.llm:build_openai_app\n"
+                "      args:\n        llm_configs:\n"
+                f"        - model_loading_config: {{model_id: {MODEL}}}\n"
+                f"          engine_kwargs: {{tensr_parallel_size: 2}}\n{extra}")
+    service = tmp_path / "rayservice.yaml"
+    service.write_text(
+        "apiVersion: ray.io/v1\nkind: RayService\nmetadata: {name: llm}\nspec:\n"
+        "  serveConfigV2: |\n" + app("") + "    ---\n"
+        + app("          filler: [" + "a," * bounds.MAX_YAML_NODES + "]\n")
+        + "  rayClusterConfig:\n    workerGroupSpecs:\n    - template:\n        spec:\n"
+        "          containers:\n          - name: w\n            image: rayproject/ray:2.44.0\n"
+        "            resources: {limits: {nvidia.com/gpu: 2}}\n")
+    found = _findings(capsys, service)
+    assert _where(found) == [("MG004", 11), ("MG001", 12)]  # at its `---`, as in a file
+    cut = [f for f in found if f["code"] == "MG001"][0]
+    assert cut["range"]["start"]["column"] == 5
+    assert "rest of serveConfigV2" in cut["message"]
+
+
 def test_the_node_bound_is_never_below_the_nodes_composed():
     """yamlsrc._node_bound overshoots, never undershoots, on every YAML fixture and on
     stretches cut from them."""

@@ -41,7 +41,7 @@ from .kserve import (
 from .kubernetes import extract_object, is_kubernetes
 from .operators import extract_kubeai_models_values, is_kubeai_models_values
 from .prodstack import extract_stack_values, is_stack_values
-from .yamlnodes import Doc
+from .yamlnodes import Doc, too_large_finding
 from ..records import dataclass, field, replace
 
 
@@ -168,13 +168,7 @@ def extract_yaml(doc: Doc, result: FileResult, syntax_errors: bool = True) -> No
         composed.close()
     if isinstance(error, YamlTooLarge):
         if syntax_errors:
-            offset = min(error.offset, len(doc.text))
-            result.findings.append(Finding(
-                "MG001", Severity.WARNING,
-                f"{error.message} (no deployment's document comes close): it and the rest of "
-                "the file are not read",
-                doc.source, _to_file(doc, offset, min(offset + 1, len(doc.text))),
-                hint="lint the part of the file that launches the engine on its own"))
+            result.findings.append(too_large_finding(doc, error, "the rest of the file"))
         error = None
     if error is not None:
         exc = error

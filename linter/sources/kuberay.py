@@ -40,9 +40,9 @@ from ..engines.catalog import vllm_catalog, vllm_versions
 from ..findings import Finding, Severity
 from ..launch import ENTRY_VLLM_API_SERVER, VLLM, Context, EnvVar, Launch, Located
 from ..source import CharMap, VarRef, Word, placed_word, unknown_words
-from ..yamlsrc import YamlError, compose_documents
+from ..yamlsrc import YamlError, YamlTooLarge, compose_documents
 from .commandline import Found
-from .yamlnodes import Doc, get, get_str, is_map, is_scalar, items, pairs
+from .yamlnodes import Doc, get, get_str, is_map, is_scalar, items, pairs, too_large_finding
 
 SERVE_LLM_BUILDERS = ("ray.serve.llm:build_openai_app",)
 RAY_IMAGES = ("rayproject/", "docker.io/rayproject/")
@@ -188,8 +188,12 @@ def extract_rayservice(doc: Doc, root: Any, base: Context, found: Found) -> None
     node = get(root, "spec", "serveConfigV2")
     seg = doc.seg(node)
     inner = Doc(doc.source, seg.text, seg.cmap)
+    roots: list[Any] = []
     try:
-        roots = list(compose_documents(seg.text))
+        roots.extend(compose_documents(seg.text))
+    except YamlTooLarge as exc:
+        # the documents before it are read; it and the rest are not (MG001 where it begins)
+        found.findings.append(too_large_finding(inner, exc, "the rest of serveConfigV2"))
     except YamlError:
         return  # Ray Serve rejects it; nothing the linter can read as a launch
     # the engine's workers run in the GPU worker group's pods: their GPUs, node labels,

@@ -10,7 +10,7 @@ import re
 from typing import Any, Iterator
 
 from ..source import CharMap, Segment, SourceFile, Span, VarRef, Word
-from ..yamlsrc import scalar_segment
+from ..yamlsrc import YamlTooLarge, scalar_segment
 from ..records import dataclass, replace
 
 MAX_VISITS = 200_000  # alias-heavy documents: bounded walks
@@ -46,6 +46,21 @@ class Doc:
         positions (one YAML document of a large file composed alone)."""
         base = CharMap(i, j - i, tail=j) if self.base is None else self.base.slice(i, j)
         return Doc(self.source, self.text[i:j], base)
+
+
+def too_large_finding(doc: Doc, error: YamlTooLarge, rest: str) -> Any:
+    """The MG001 warning where ``doc``'s text has a document of more nodes than are composed
+    (bounds.MAX_YAML_NODES; ``error.offset``, where it begins): it and ``rest`` (the rest of
+    the file, of a string holding YAML) are not read."""
+    from ..findings import Finding, Severity
+
+    offset = min(error.offset, len(doc.text))
+    end = min(offset + 1, len(doc.text))
+    span = Span(offset, end) if doc.base is None else doc.base.span(offset, end)
+    return Finding(
+        "MG001", Severity.WARNING,
+        f"{error.message} (no deployment's document comes close): it and {rest} are not read",
+        doc.source, span, hint="lint the part of the file that launches the engine on its own")
 
 
 def is_map(node: Any) -> bool:

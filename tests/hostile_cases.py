@@ -990,6 +990,16 @@ CASES: dict[str, Case] = {
     "yaml-flow-list-of-short-words": _full_file("compose.yaml", lambda n: (
         "services:\n  s:\n    image: vllm/vllm-openai:v0.30.0\n    command: ["
         + "a," * (n // 2) + "a]\n")),
+    # a pod template of 200 containers listed 20,000 times through an alias (72 KB): each
+    # listing was read again, 4 million containers (past 100 s); each reading now counts the
+    # template's nodes against the visit bound (MG001 where it is passed)
+    "aliased-pod-template-of-many-containers": _full_file("deploy.yaml", lambda n: (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n"
+        "    spec:\n      containers:\n      - {name: c, image: 'vllm/vllm-openai:v0.30.0', "
+        "command: [vllm, serve, m]}\nx: &p {template: {spec: {containers: ["
+        + ", ".join(f"{{name: c{i}, image: busybox, command: [sh, -c, 'echo {i}']}}"
+                    for i in range(200))
+        + "]}}}\ngroups: [" + "*p, " * (n // 475) + "*p]\n")),
     # serveConfigV2 is YAML in a string, composed on its own: one of too many nodes was
     # dropped without the MG001 the file's own documents get
     "rayservice-serve-config-of-many-nodes": _full_file("rayservice.yaml", lambda n: (

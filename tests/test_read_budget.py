@@ -205,6 +205,57 @@ def test_a_rayservice_serve_config_of_too_many_nodes_is_not_read(capsys, tmp_pat
     assert "rest of serveConfigV2" in cut["message"]
 
 
+def test_pod_templates_after_many_nodes_are_read(capsys, tmp_path):
+    """A document without aliases is searched for pod templates to its end: one of 210,000
+    nodes before its template (under bounds.MAX_YAML_NODES) had its launch left out, with no
+    finding (the search stopped at 200,000 visits)."""
+    pod = tmp_path / "deploy.yaml"
+    pod.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n  finalizers: ["
+        + "a," * 210_000 + "a]\nspec:\n  template:\n    spec:\n      containers:\n"
+        f"      - {{name: c, image: 'vllm/vllm-openai:v0.30.0', command: [vllm, serve, {MODEL}, "
+        "--tensr-parallel-size, '2']}\n")
+    assert _where(_findings(capsys, pod)) == [("MG004", 10)]
+
+
+def _aliased(before: str, after: str) -> str:
+    return ("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n" + before
+            + "spec:\n  template:\n    spec:\n      containers:\n"
+            f"      - {{name: c, image: 'vllm/vllm-openai:v0.30.0', command: [vllm, serve, {MODEL}, "
+            "--tensr-parallel-size, '2']}\n" + after)
+
+
+def test_aliases_before_a_pod_template_are_searched_once(capsys, tmp_path, monkeypatch):
+    """A list aliased many times before the pod template is searched once: the search
+    stopped at its visit bound before the template, and the launch was left out, with no
+    finding."""
+    from mgpu_lint.sources import kubernetes
+
+    monkeypatch.setattr(kubernetes, "MAX_VISITS", 1_000)
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text(_aliased("x: &a [" + "a," * 100 + "a]\ny: [" + "*a," * 100 + "*a]\n", ""))
+    assert _where(_findings(capsys, bomb)) == [("MG004", 10)]
+
+
+def test_an_aliased_pod_template_counts_its_nodes_each_time(capsys, tmp_path, monkeypatch):
+    """A pod template listed again and again through an alias is read again each time, and
+    each reading counts its nodes: past the bound, reading stops there (MG001).  A template
+    of 200 containers listed 20,000 times (72 KB) ran past 100 s."""
+    from mgpu_lint.sources import kubernetes
+
+    monkeypatch.setattr(kubernetes, "MAX_VISITS", 1_000)
+    containers = ", ".join(f"{{name: c{i}, image: busybox, command: [sh, -c, 'echo {i}']}}"
+                           for i in range(10))
+    many = tmp_path / "many.yaml"
+    many.write_text(_aliased("", f"x: &p {{template: {{spec: {{containers: [{containers}]}}}}}}\n"
+                             "groups: [" + "*p, " * 500 + "*p]\n"))
+    found = _findings(capsys, many)
+    assert _where(found) == [("MG004", 8), ("MG001", 9)]
+    cut = [f for f in found if f["code"] == "MG001"][0]
+    assert cut["range"]["start"]["column"] == 25  # the template's pod spec
+    assert "aliases repeat its nodes past 1,000" in cut["message"]
+
+
 def test_the_node_bound_is_never_below_the_nodes_composed():
     """yamlsrc._node_bound overshoots, never undershoots, on every YAML fixture and on
     stretches cut from them."""

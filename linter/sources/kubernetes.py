@@ -22,6 +22,8 @@ from ..launch import (
     Port,
     ServiceInfo,
 )
+from ..bounds import launches_full
+from ..findings import Finding, Severity
 from ..source import MapBuilder, Span, VarRef, Word
 from .commandline import Found, Scope, find_launches, launch_from_image, parse_size
 from .kserve import LLMISVC_CONFIG_KINDS, LLMISVC_KINDS, MAIN_CONTAINER, PRESET_PROBES, PRESET_SHM
@@ -29,6 +31,7 @@ from .yamlnodes import (
     MAX_VISITS,
     Doc,
     Keys,
+    expanded_size,
     get,
     get_str,
     is_map,
@@ -64,14 +67,19 @@ def is_kubernetes(root: Any) -> bool:
 
 
 def extract_object(doc: Doc, root: Any, found: Found, services: list, hpas: list,
-                   ignores: list) -> None:
-    """One object (recursing into `kind: List`).  ``ignores`` collects (span, codes) of objects
-    and pod templates annotated `mgpu-lint/ignore`."""
+                   ignores: list, walk: "_Walk | None" = None) -> None:
+    """One object (recursing into `kind: List`, whose items share one search for pod
+    templates: ``walk``).  ``ignores`` collects (span, codes) of objects and pod templates
+    annotated `mgpu-lint/ignore`."""
     top = Keys(root)
     kind = top.get_str("kind") or ""
+    if walk is None:
+        walk = _Walk()
     if kind.endswith("List") and is_seq(top.get("items")):
         for item in items(top.get("items")):
-            extract_object(doc, item, found, services, hpas, ignores)
+            if launches_full(len(found.launches)):
+                break  # as the file's documents (sources.extract_yaml)
+            extract_object(doc, item, found, services, hpas, ignores, walk)
         return
     meta = top.get("metadata")
     meta_keys = Keys(meta)
@@ -125,8 +133,20 @@ def extract_object(doc: Doc, root: Any, found: Found, services: list, hpas: list
         # KServe LLMInferenceService: the preset's command runs in `main` (sources/kserve.py)
         extract_llmisvc(doc, root, base, found)
         skip = handled_containers(root)
-    visits = [0]
-    for pod_spec, template_meta, role in _pod_specs(root, None, None, visits, 0):
+    pod_specs = _pod_specs(root, walk)
+    if walk.cut is not None and not walk.reported:
+        walk.reported = True
+        # only aliases (or merge keys) repeat nodes past the bound: the walk stops there
+        found.findings.append(Finding(
+            "MG001", Severity.WARNING,
+            f"reading stops here: this object's aliases repeat its nodes past {MAX_VISITS:,} "
+            "(no deployment's object comes close), so its pod templates from here on are not "
+            "read", doc.source, doc.span(walk.cut),
+            hint="write the repeated parts out, or lint the object that launches the engine "
+                 "on its own"))
+    for pod_spec, template_meta, role in pod_specs:
+        if launches_full(len(found.launches)):
+            break  # past the launches checked (MG001 at the first left out, runner.extract_file)
         template_annotations = str_map(get(template_meta, "annotations"))
         if IGNORE_ANNOTATION in template_annotations:
             ignores.append((doc.span(pod_spec), template_annotations[IGNORE_ANNOTATION]))
@@ -161,27 +181,61 @@ def _ray_cluster_spec(root: Any, head_pod: Any) -> Any:
     return None
 
 
-def _pod_specs(node: Any, meta: Any, role: str | None, visits: list[int], depth: int,
-               keys: Keys | None = None) -> list[tuple[Any, Any, str | None]]:
+class _Walk:
+    """The state of one object's search for pod templates: nodes visited (scalars too), the
+    first node left out past MAX_VISITS, how many times the depth bound cut the walk, and the
+    collections already searched to their end without a pod template in them (a node the
+    document's aliases or merge keys reach again is not searched again)."""
+
+    __slots__ = ("visits", "cut", "cuts", "searched", "sizes", "reported")
+
+    def __init__(self) -> None:
+        self.visits = 0
+        self.cut: Any = None
+        self.cuts = 0
+        self.searched: set[int] = set()
+        self.sizes: dict[int, int] = {}  # each pod template's nodes (yamlnodes.expanded_size)
+        self.reported = False
+
+
+def _pod_specs(node: Any, walk: _Walk) -> list[tuple[Any, Any, str | None]]:
     """(pod spec, template metadata, role) for every pod template inside an object.
 
     Every node up to the depth and visit bounds counts as visited, scalars too, but only
-    mappings and sequences are walked into; a mapping's keys are indexed once (``keys``, given
-    by the parent that already indexed it to read its ``spec``)."""
+    mappings and sequences are walked into; a mapping's keys are indexed once (given to the
+    child by the parent that already indexed it to read its ``spec``).  Without the memo of
+    searched nodes, a 10 KB object of a thousand aliases of a thousand-item list passed the
+    visit bound before its pod template, which was left out."""
     out: list[tuple[Any, Any, str | None]] = []
-    _walk_pod_specs(node, meta, role, visits, depth, keys, out)
+    _walk_pod_specs(node, None, None, walk, 0, None, out)
     return out
 
 
-def _walk_pod_specs(node: Any, meta: Any, role: str | None, visits: list[int], depth: int,
+def _walk_pod_specs(node: Any, meta: Any, role: str | None, walk: _Walk, depth: int,
                     keys: Keys | None, out: list) -> None:
-    if depth > 24 or visits[0] > MAX_VISITS:
+    if depth > 24:
+        walk.cuts += 1
         return
-    visits[0] += 1
+    if id(node) in walk.searched:
+        return  # searched before (an alias): nothing in it, whatever the role or metadata
+    if walk.cut is not None:
+        return  # past the bound: nothing after the first node left out is walked
+    if walk.visits > MAX_VISITS:
+        walk.cut = node  # the first node not walked: where reading stopped
+        return
+    walk.visits += 1
+    before, cuts = len(out), walk.cuts
     if is_map(node):
         if keys is None:
             keys = Keys(node)
         if is_seq(keys.get("containers")):
+            # its nodes count as visited (reading it visits them), itself once: an alias of
+            # a pod template of 200 containers, listed 20,000 times in 72 KB, ran past 100 s
+            size = expanded_size(node, walk.sizes, MAX_VISITS) - 1
+            if walk.visits + size > MAX_VISITS:
+                walk.cut = node
+                return
+            walk.visits += size
             out.append((node, meta, role))
             return
         for key, _, value in pairs(node):
@@ -195,19 +249,23 @@ def _walk_pod_specs(node: Any, meta: Any, role: str | None, visits: list[int], d
             elif key in ("predictor", "transformer", "explainer"):
                 sub_role = key
             if is_map(value):
+                if id(value) in walk.searched:
+                    continue
                 sub = Keys(value)
                 sub_meta = sub.get("metadata") if is_map(sub.get("spec")) else meta
-                _walk_pod_specs(value, sub_meta, sub_role, visits, depth + 1, sub, out)
+                _walk_pod_specs(value, sub_meta, sub_role, walk, depth + 1, sub, out)
             elif is_seq(value):
-                _walk_pod_specs(value, meta, sub_role, visits, depth + 1, None, out)
-            elif depth + 1 <= 24 and visits[0] <= MAX_VISITS:
-                visits[0] += 1  # a scalar: visited, nothing inside
+                _walk_pod_specs(value, meta, sub_role, walk, depth + 1, None, out)
+            elif depth + 1 <= 24 and walk.visits <= MAX_VISITS:
+                walk.visits += 1  # a scalar: visited, nothing inside
     elif is_seq(node):
         for item in node.value:
             if is_map(item) or is_seq(item):
-                _walk_pod_specs(item, meta, role, visits, depth + 1, None, out)
-            elif depth + 1 <= 24 and visits[0] <= MAX_VISITS:
-                visits[0] += 1
+                _walk_pod_specs(item, meta, role, walk, depth + 1, None, out)
+            elif depth + 1 <= 24 and walk.visits <= MAX_VISITS:
+                walk.visits += 1
+    if len(out) == before and walk.cuts == cuts and walk.cut is None:
+        walk.searched.add(id(node))
 
 
 def _node_labels(doc: Doc, pod: Any) -> dict[str, Located]:

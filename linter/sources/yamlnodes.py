@@ -9,11 +9,15 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator
 
+from ..bounds import MAX_YAML_NODES
 from ..source import CharMap, Segment, SourceFile, Span, VarRef, Word
 from ..yamlsrc import YamlTooLarge, scalar_segment
 from ..records import dataclass, replace
 
-MAX_VISITS = 200_000  # alias-heavy documents: bounded walks
+# nodes a walk of one document visits: a document without aliases has at most MAX_YAML_NODES
+# (the composer reads no more), so only aliases and merge keys, which visit a node again for
+# each reference, can pass it (a 10 KB object of a thousand aliases of a thousand-item list)
+MAX_VISITS = MAX_YAML_NODES
 
 
 @dataclass(slots=True)
@@ -61,6 +65,43 @@ def too_large_finding(doc: Doc, error: YamlTooLarge, rest: str) -> Any:
         "MG001", Severity.WARNING,
         f"{error.message} (no deployment's document comes close): it and {rest} are not read",
         doc.source, span, hint="lint the part of the file that launches the engine on its own")
+
+
+def expanded_size(node: Any, sizes: dict[int, int], limit: int) -> int:
+    """The nodes a walk of ``node`` visits (keys too), each alias counted at its full size
+    again (``sizes`` keeps each node's, by id, for the next call), capped at ``limit`` + 1;
+    a node inside itself (a recursive alias) counts as past the cap.  Iterative: a document
+    nests up to yamlsrc.MAX_DEPTH levels."""
+    over = limit + 1
+    busy: set[int] = set()
+    stack: list[Any] = [node]
+    while stack:
+        n = stack[-1]
+        key = id(n)
+        if key in sizes:
+            stack.pop()
+            continue
+        if is_map(n):
+            kids = [c for pair in n.value for c in pair]
+        elif is_seq(n):
+            kids = n.value
+        else:
+            sizes[key] = 1
+            stack.pop()
+            continue
+        if key not in busy:
+            busy.add(key)
+            stack.extend(k for k in kids if id(k) not in sizes and id(k) not in busy)
+            continue
+        stack.pop()
+        busy.discard(key)
+        total = 1
+        for k in kids:
+            total += sizes.get(id(k), over)  # one still being sized holds this node
+            if total > over:
+                break
+        sizes[key] = min(total, over)
+    return sizes[id(node)]
 
 
 def is_map(node: Any) -> bool:

@@ -73,7 +73,8 @@ MAX_EXPANDED_CHARS = 1 << 24
 # once: a 3.2 MiB GGUF header beside 1,000 launches, or a 0.75 MiB --config, was read and parsed
 # 1,000 times (over 120 s).  A parsed value takes a few times its file's bytes (a YAML list of
 # 130,000 items: 0.75 MiB of text, about 10 MiB of values); real runs name a few dozen side
-# files of a few KiB.
+# files of a few KiB.  The language server's cache kept across lints (safeio.SideCache) has the
+# same bounds: it holds the side files of the documents open in one editor.
 SIDE_CACHE_ENTRIES = 1_024
 SIDE_CACHE_BYTES = 32 << 20  # bytes of the files (a GGUF file: of its header) the values came from
 # Bytes of side files one file's launches may have read, each file counted once however many

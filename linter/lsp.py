@@ -15,10 +15,12 @@ text not linted yet lints it on that worker too (after the run there), so the me
 are still read and answered; that lint stops the same way when the document changes, and the
 request gets an empty answer (the editor asks again for the new text).  A document whose text did not change is not linted again.  Configuration files are watched
 (`workspace/didChangeWatchedFiles`, and saves of open ones): a change re-lints every open
-document.  Code actions: each finding's fix (quick fix), "disable CODE for this line" (a
-suppression comment on its own line above, never where the file would take it as content: not
-inside a multi-line YAML scalar or shell string, nor in Markdown prose; see `_disable_edit`),
-and `source.fixAll.mgpu-lint` (every safe fix).
+document.  Side files (a --config, a built Dockerfile, a GGUF header, a .env) are kept from one
+lint to the next while their state on disk is unchanged (`SIDE_FILES`).  Code actions: each
+finding's fix (quick fix), "disable CODE for this line" (a suppression comment on its own line
+above, never where the file would take it as content: not inside a multi-line YAML scalar or
+shell string, nor in Markdown prose; see `_disable_edit`), and `source.fixAll.mgpu-lint` (every
+safe fix).
 Hover on a finding, or on a code in a suppression comment, shows the rule's explanation.
 
 Diagnostics: at most `policy.LSP_MAX_DIAGNOSTICS` per document, the most severe first, and one
@@ -52,6 +54,7 @@ from .findings import Finding, Severity
 from .options import Options
 from .policy import GC_YOUNG, LSP_MAX_DIAGNOSTICS
 from .runner import LintCancelled, lint
+from .safeio import SideCache, side_files
 from .source import SourceFile, Span
 
 if TYPE_CHECKING:
@@ -80,6 +83,12 @@ def lint_path(uri: str, text: str, language_id: str | None) -> str | None:
     return path + suffix if suffix else None
 
 
+# side files (--config, config.json, GGUF headers, .env, built Dockerfiles, entrypoint scripts)
+# parsed by one lint and reused by the next while the file is unchanged (safeio.SideCache): the
+# command line reads them again each run
+SIDE_FILES: SideCache | None = SideCache()
+
+
 def lint_text(path: str, text: str,
               cancelled: Callable[[], bool] | None = None) -> list[Finding]:
     """Findings for one in-memory document, as the command line reports them for that file
@@ -88,7 +97,8 @@ def lint_text(path: str, text: str,
     # the editor's text may hold lone surrogates, which have no UTF-8 form; one `?` each keeps
     # every offset
     clean = text.encode("utf-8", "replace").decode("utf-8")
-    run = lint([], Options(), stdin_text=clean, stdin_filename=path, cancelled=cancelled)
+    with side_files(SIDE_FILES):
+        run = lint([], Options(), stdin_text=clean, stdin_filename=path, cancelled=cancelled)
     return [f for f in run.findings if f.code != "MG017"]
 
 

@@ -25,6 +25,7 @@ import math
 import os
 import re
 import stat
+import time
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Iterator, TypeVar
@@ -56,30 +57,73 @@ class SideFileError(Exception):
 # ------------------------------------------------------------------------ read once per run
 
 class _Run:
-    """One run's parsed side files: key -> (value or SideFileError, cost), oldest first."""
+    """One run's parsed side files: key -> (value or SideFileError, cost), oldest first;
+    ``shared``: the cache kept across runs that this run also reads and fills (SideCache)."""
 
-    __slots__ = ("entries", "bytes")
+    __slots__ = ("entries", "bytes", "shared")
 
-    def __init__(self) -> None:
+    def __init__(self, shared: "SideCache | None" = None) -> None:
         self.entries: dict[tuple[Any, ...], tuple[Any, int]] = {}
         self.bytes = 0
+        self.shared = shared
+
+
+class SideCache(_Run):
+    """Parsed side files kept from one lint to the next, for a long-lived process (the language
+    server, linter/lsp.py): a 200 KB compose file whose services build a 1 MiB Dockerfile read
+    and parsed it again at every edit (1.6 s an edit), a 16 MiB GGUF header beside launches
+    0.9-1.0 s.  An entry is the same key as a run's (``memo``: the reading's kind and the
+    file's device, inode, type, size, modification and change times, stat'ed again at each
+    lint), so a file changed in any of them is read again.  Only a file whose times are more
+    than RACY_NS before it was read is kept here: a file system's clock ticks coarsely (a few
+    ms on Linux, 1-2 s on others), and a second write within the tick of the first, of the same
+    size, leaves the times as they were; such a file is kept for its own run only and read again
+    at the next one.  Bounded as a run's cache (bounds.SIDE_CACHE_ENTRIES, SIDE_CACHE_BYTES;
+    the least recently used dropped first).  Used from several threads (the server lints on its
+    worker and, for an opened document, on its event loop): every access holds ``lock``."""
+
+    __slots__ = ("lock",)
+
+    def __init__(self) -> None:
+        import threading
+
+        super().__init__()
+        self.lock = threading.Lock()
+
+    def get(self, key: tuple[Any, ...]) -> tuple[Any, int] | None:
+        with self.lock:
+            hit = self.entries.pop(key, None)
+            if hit is not None:
+                self.entries[key] = hit  # now the most recently used
+            return hit
+
+    def put(self, key: tuple[Any, ...], entry: tuple[Any, int]) -> None:
+        with self.lock:
+            if key not in self.entries:
+                _keep(self, key, entry)
+
+
+# nanoseconds: a file changed within this time before it is read is not kept across runs
+# (SideCache): coarser than any file system's timestamps (FAT's 2 s)
+RACY_NS = 2_000_000_000
 
 
 _RUN: ContextVar[_Run | None] = ContextVar("mgpu_lint_side_files", default=None)
 
 
 @contextmanager
-def side_files() -> Iterator[None]:
+def side_files(keep: SideCache | None = None) -> Iterator[None]:
     """Side files read inside this block are parsed once per state (``memo``): a script of
     1,000 launches naming one --config or GGUF file read and parsed it 1,000 times.  The cache
-    lives for the block only (one lint: runner.lint, read_files), so a long-lived process (the
-    language server) reads an edited side file again on its next lint whatever the file
-    system's timestamps say; a block inside another shares the outer one's cache.  A context
-    variable, so the language server's worker thread has a cache of its own."""
+    lives for the block only (one lint: runner.lint, read_files), so a run sees each file as it
+    is then, whatever the file system's timestamps say; a block inside another shares the
+    outer one's cache.  ``keep``: a cache kept across blocks (the language server's, SideCache)
+    that the block also reads, and fills with the files it may keep.  A context variable, so
+    the language server's worker thread has a cache of its own."""
     if _RUN.get() is not None:
         yield
         return
-    token = _RUN.set(_Run())
+    token = _RUN.set(_Run(keep))
     try:
         yield
     finally:
@@ -145,7 +189,13 @@ def memo(path: str, kind: tuple[Any, ...], load: Callable[[str], T],
         raise SideBudgetSpent("its launch's file names too many side-file bytes")
     key = (*kind, *before)
     hit = run.entries.get(key)
+    shared = run.shared
+    if hit is None and shared is not None:
+        hit = shared.get(key)
+        if hit is not None:
+            _keep(run, key, hit)
     if hit is None:
+        began = time.time_ns()
         try:
             value: Any = load(path)
         except SideFileError as exc:
@@ -156,6 +206,8 @@ def memo(path: str, kind: tuple[Any, ...], load: Callable[[str], T],
         hit = (value, size)
         if _state(path) == before:
             _keep(run, key, hit)
+            if shared is not None and max(before[4], before[5]) < began - RACY_NS:
+                shared.put(key, hit)
     if budget is not None:
         budget.side_seen.add(ident)
         budget.side_bytes -= hit[1]

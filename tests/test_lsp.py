@@ -865,8 +865,9 @@ def test_config_change_on_disk_is_reapplied(client: Client, tmp_path: Path) -> N
 
 def test_an_edited_side_file_is_read_again_on_the_next_lint(client: Client,
                                                             tmp_path: Path) -> None:
-    """Side files are read once a lint (safeio.memo), not once a server: a --config edited on
-    disk (same size, modification time put back) shows on the next lint of the script."""
+    """Side files the server keeps from one lint to the next (lsp.SIDE_FILES) are kept by
+    their state on disk: a --config edited on disk (same size, modification time put back)
+    shows on the next lint of the script."""
     config = tmp_path / "c.yaml"
     config.write_text("no-such-kez: 1\n")
     uri = (tmp_path / "serve.sh").as_uri()

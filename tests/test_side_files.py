@@ -87,6 +87,24 @@ def _many_launches(d: Path) -> list[Path]:
     return [script, compose]
 
 
+def _reads(monkeypatch: pytest.MonkeyPatch, root: Path) -> dict[str, int]:
+    """Side files read from now on (their paths under ``root``), counted."""
+    from mgpu_lint import safeio
+
+    reads: dict[str, int] = {}
+
+    def counted(real):
+        def read(path: str, *args):
+            name = os.path.relpath(path, root)
+            reads[name] = reads.get(name, 0) + 1
+            return real(path, *args)
+        return read
+
+    monkeypatch.setattr(safeio, "read_bytes", counted(safeio.read_bytes))
+    monkeypatch.setattr(safeio, "open_regular", counted(safeio.open_regular))
+    return reads
+
+
 def test_each_side_file_is_read_once_and_findings_are_as_read_every_time(
         tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch) -> None:
     """A script of 1,000 launches naming one 3.2 MiB GGUF file or one 0.75 MiB --config read
@@ -95,18 +113,7 @@ def test_each_side_file_is_read_once_and_findings_are_as_read_every_time(
     from mgpu_lint import safeio
 
     paths = _many_launches(tmp_path)
-    reads: dict[str, int] = {}
-    read_bytes, open_regular = safeio.read_bytes, safeio.open_regular
-
-    def counted(real):
-        def read(path: str, *args):
-            name = os.path.relpath(path, tmp_path)
-            reads[name] = reads.get(name, 0) + 1
-            return real(path, *args)
-        return read
-
-    monkeypatch.setattr(safeio, "read_bytes", counted(read_bytes))
-    monkeypatch.setattr(safeio, "open_regular", counted(open_regular))
+    reads = _reads(monkeypatch, tmp_path)
     once = lint(capsys, *paths)
     assert reads == {"c.yaml": 1, "big.yaml": 1, "m.gguf": 1, "model/config.json": 1,
                      "Dockerfile": 1, ".env": 1}
@@ -147,6 +154,116 @@ def test_a_side_file_edited_between_two_lints_of_one_process_is_read_again(
     assert unknown() == ["no-such-kez", "no-such-kez"]
     _same_stat_edit(config, "no-such-kex: 1\n")
     assert unknown() == ["no-such-kex", "no-such-kex"]
+
+
+# ------------------------------------------------- kept across lints by the language server
+
+def _server_cache(monkeypatch: pytest.MonkeyPatch, racy_ns: int = 0) -> None:
+    """A new cache of the server's (lsp.SIDE_FILES); files written by the test are kept at
+    once (safeio.RACY_NS: ``racy_ns``)."""
+    from mgpu_lint import lsp, safeio
+
+    monkeypatch.setattr(lsp, "SIDE_FILES", safeio.SideCache())
+    monkeypatch.setattr(safeio, "RACY_NS", racy_ns)
+
+
+def _seen(findings) -> list[tuple]:
+    return [(f.source.path, f.span.start, f.span.end, f.code, f.severity, f.message, f.hint)
+            for f in findings]
+
+
+def test_the_language_server_reads_an_unchanged_side_file_once_across_lints(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each edit of a document re-read its side files (a 200 KB compose file building a 1 MiB
+    Dockerfile: 1.6 s an edit, 0.3 s now).  The server keeps them while they are unchanged:
+    the second lint of each document reads none of them again, and every lint's findings,
+    the side-file budget's MG001 included, are those of the command line's reading."""
+    from mgpu_lint import bounds
+    from mgpu_lint.lsp import lint_text
+    from mgpu_lint.options import Options
+    from mgpu_lint.runner import lint as run
+
+    _server_cache(monkeypatch)
+    docs = _many_launches(tmp_path)
+    (tmp_path / "budget").mkdir()
+    for name in "ab":
+        (tmp_path / "budget" / f"{name}.yaml").write_text(
+            f"no-such-{name}: 1\n".ljust(59, "#") + "\n")
+    budget = tmp_path / "budget" / "run.sh"
+    budget.write_text("".join(f"vllm serve m --config {n}.yaml\n" for n in "aabab"))
+    reads = _reads(monkeypatch, tmp_path)
+    with monkeypatch.context() as m:
+        for doc in (*docs, budget):
+            if doc is budget:
+                m.setattr(bounds, "SIDE_BYTES_PER_FILE", 100)
+            text = doc.read_text() + "\n"  # the editor's text, not the file's
+            first = _seen(lint_text(str(doc), text))
+            before = dict(reads)
+            again = _seen(lint_text(str(doc), text + " "))
+            assert reads == before, doc.name  # nothing read again
+            cli = _seen(f for f in run([], Options(), stdin_text=text, stdin_filename=str(doc))
+                        .findings if f.code != "MG017")
+            assert first == again == cli, doc.name
+    first_codes = {row[3] for row in first}
+    assert "MG001" in first_codes and "MG004" in first_codes
+
+
+def test_the_language_server_reads_a_side_file_edited_between_lints(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kept side file is read again when its state changes: an edit of the same size whose
+    modification time is put back (only the change time tells), and one within the same
+    second (the times' nanoseconds tell); a built Dockerfile's ENV as well."""
+    from mgpu_lint.lsp import lint_text
+
+    _server_cache(monkeypatch)
+    config = tmp_path / "c.yaml"
+    config.write_text("no-such-kez: 1\n")
+    script = tmp_path / "run.sh"
+    text = "vllm serve m --config c.yaml\n"
+
+    def unknown() -> list[str]:
+        return [f.message.split("`")[1] for f in lint_text(str(script), text)
+                if f.code == "MG004"]
+
+    assert unknown() == unknown() == ["no-such-kez"]
+    _same_stat_edit(config, "no-such-kex: 1\n")
+    assert unknown() == ["no-such-kex"]
+    config.write_text("no-such-kea: 1\n")
+    assert unknown() == ["no-such-kea"]
+    dockerfile = tmp_path / "Dockerfile"
+    dockerfile.write_text(f"FROM {IMAGE}\nENTRYPOINT [\"vllm\", \"serve\", \"--no-such-kez\"]\n")
+    compose = tmp_path / "compose.yaml"
+    compose_text = "services:\n  s:\n    build: .\n    command: [\"m\"]\n"
+
+    def built() -> list[str]:
+        return [f.message.split()[-1] for f in lint_text(str(compose), compose_text)
+                if f.code == "MG004"]
+
+    assert built() == built() == ["--no-such-kez"]
+    _same_stat_edit(dockerfile, dockerfile.read_text().replace("kez", "kex"))
+    assert built() == ["--no-such-kex"]
+
+
+def test_the_language_server_reads_again_a_side_file_written_just_before(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file system's clock ticks coarsely (a few ms here, 1-2 s on others): a file changed
+    within safeio.RACY_NS before a lint may change again without a change of its state, so
+    it is read again at the next lint; written long enough before, it is kept."""
+    from mgpu_lint import safeio
+    from mgpu_lint.lsp import lint_text
+
+    _server_cache(monkeypatch, safeio.RACY_NS)
+    config = tmp_path / "c.yaml"
+    config.write_text("no-such-kez: 1\n")
+    script = tmp_path / "run.sh"
+    reads = _reads(monkeypatch, tmp_path)
+    for _ in range(2):
+        lint_text(str(script), "vllm serve m --config c.yaml\n")
+    assert reads == {"c.yaml": 2}
+    monkeypatch.setattr(safeio, "RACY_NS", 0)
+    for _ in range(2):
+        lint_text(str(script), "vllm serve m --config c.yaml\n")
+    assert reads == {"c.yaml": 3}
 
 
 def test_memo_keeps_a_value_per_state_and_within_its_bounds(

@@ -1000,6 +1000,14 @@ CASES: dict[str, Case] = {
         + ", ".join(f"{{name: c{i}, image: busybox, command: [sh, -c, 'echo {i}']}}"
                     for i in range(200))
         + "]}}}\ngroups: [" + "*p, " * (n // 475) + "*p]\n")),
+    # an LLMInferenceServiceConfig of 30,000 args that are each a Go-template action (1 MB):
+    # each word looked through every action of the config (41 s); kserve.TemplateActions
+    "llmisvc-config-of-many-template-args": _full_file("config.yaml", lambda n: (
+        "apiVersion: serving.kserve.io/v1alpha2\nkind: LLMInferenceServiceConfig\n"
+        "metadata: {name: cfg}\nspec:\n  template:\n    containers:\n    - name: main\n"
+        "      image: vllm/vllm-openai:v0.10.2\n"
+        "      command: [vllm, serve, meta-llama/Llama-3.1-8B-Instruct]\n      args:\n"
+        + "      - '{{ .Spec.Model.Name }}'\n" * (n // 330))),
     # serveConfigV2 is YAML in a string, composed on its own: one of too many nodes was
     # dropped without the MG001 the file's own documents get
     "rayservice-serve-config-of-many-nodes": _full_file("rayservice.yaml", lambda n: (

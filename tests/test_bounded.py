@@ -66,6 +66,7 @@ def test_long_escapes_and_blank_lines_are_bounded_at_full_size(tmp_path: Path, n
                                   "services-building-one-dockerfile",
                                   "services-selecting-many-launches",
                                   "llmisvcs-naming-many-configs",
+                                  "llmisvc-config-of-many-template-args",
                                   "diff-of-fixes-on-every-line"])
 def test_quadratic_shapes_are_bounded_at_full_size(tmp_path: Path, name: str) -> None:
     """9.5 MiB of `FROM image AS s` stages: each FROM scanned every stage before it for its
@@ -81,7 +82,8 @@ def test_quadratic_shapes_are_bounded_at_full_size(tmp_path: Path, name: str) ->
     120 s); of LoadBalancer Services, then Deployments they all select: each launch was matched
     with each Service and got a finding for each (1 MiB took 30 s and 2.2 GB); of
     LLMInferenceServices each naming 300 configs: each merged over all of them, its ref nodes
-    kept (15 s, 790 MB); `--diff` of fixes on every line of a script: difflib's matcher read
+    kept (15 s, 790 MB); of an LLMInferenceServiceConfig's 30,000 args that are template
+    actions: each word looked through every action (41 s); `--diff` of fixes on every line of a script: difflib's matcher read
     the rest of the file at once (over 60 s)."""
     d = tmp_path / "case"
     d.mkdir()

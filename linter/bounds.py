@@ -103,8 +103,6 @@ def launches_full(count: int) -> bool:
 # baseRefs name a few; each merge reads a config's spec again, so 2,000 services naming 300
 # configs each in 9.5 MiB made 600,000 merges (15 s)
 MAX_BASE_REF_MERGES = 20_000
-# findings of one code that one launch's words get one by one, and ways in from outside (Services,
-# published ports) one launch's exposure findings list one by one; the rest are summed up in one
 # .gitignore patterns that apply to one path, its own directory's and its parents' together
 # (discover.walk): real files hold tens to a few hundred; a pattern with wildcards at both ends
 # (`*x*`) is tried on every path (0.3 µs each), so 100,000 of them over 100 files took 14 s and
@@ -116,7 +114,14 @@ MAX_GITIGNORE_PATTERNS = 1_000
 # configurations hold a few dozen
 MAX_CONFIG_ENTRIES = 1_000
 
+# findings of one code that one launch's words get one by one, and ways in from outside (Services,
+# published ports) one launch's exposure findings list one by one; the rest are summed up in one
 MAX_FINDINGS_PER_CODE = 100
+# findings of one code that one file lists one by one (runner.lint, after suppressions), the rest
+# summed up in one: 1,000 launches of 220 bad flags each are 203,000 findings even at 100 of a
+# code per launch (4 MB of input; SARIF of them 130 MB, 14.5 s / 486 MiB).  Real files have
+# a few of a code; a finding that stands for others (a launch's summary) counts as those.
+MAX_FINDINGS_PER_FILE_CODE = 1_000
 
 
 class ReadBudget:

@@ -76,6 +76,54 @@ def placed(f: Finding) -> Finding:
     return replace(f, source=source, span=span, related=tuple(related), fix=fix)
 
 
+def not_listed(code: str, severity: Severity, what: str, source: SourceFile, first: Span,
+               last: Span, count: int, listed: int, hint: str | None = None) -> Finding:
+    """The one finding that stands for ``count`` findings of ``code`` left out after the first
+    ``listed``: at the first of them, the last as related, and ``data.not_listed`` the count
+    (what a reader of the JSON sums; a file's cap counts it as that many)."""
+    return Finding(code, severity,
+                   f"and {count:,} more {what} from here on, not listed one by one (the first "
+                   f"{listed:,} are)",
+                   source, first, hint=hint,
+                   related=(Related(source, last, "the last of them"),) if last != first else (),
+                   data={"not_listed": count})
+
+
+def _stands_for(f: Finding) -> int:
+    n = f.data.get("not_listed") if f.data else None
+    return n if isinstance(n, int) else 1
+
+
+def capped_per_file(findings: list[Finding], limit: int) -> list[Finding]:
+    """``findings`` (sorted) with at most ``limit`` of one code in one file; the rest of each
+    are one finding at the first left out (``not_listed``), with the worst severity among them.
+    A summary stands at its first left-out finding's place and code, so the order holds."""
+    counts: dict[tuple[str, str], int] = {}
+    over: dict[tuple[str, str], list[Any]] = {}  # [index in out, count, severity, first, last]
+    out: list[Finding] = []
+    for f in findings:
+        key = (f.source.path, f.code)
+        n = counts.get(key, 0) + 1
+        counts[key] = n
+        if n <= limit:
+            out.append(f)
+            continue
+        o = over.get(key)
+        if o is None:
+            over[key] = [len(out), _stands_for(f), f.severity, f, f]
+            out.append(f)  # its place, replaced by the summary below
+            continue
+        o[1] += _stands_for(f)
+        o[4] = f
+        if f.severity.rank > o[2].rank:
+            o[2] = f.severity
+    for (_, code), (i, count, severity, first, last) in over.items():
+        out[i] = not_listed(code, severity,
+                            f"{code} finding{'' if count == 1 else 's'} in this file", first.source,
+                            first.span, last.span, count, limit)
+    return out
+
+
 def internal_error(source: SourceFile, exc: BaseException) -> Finding:
     import traceback  # only for an internal error
 

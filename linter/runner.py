@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Callable, Mapping
 from .analyze import FileSet, analyze
 from . import bounds
 from .cancel import LintCancelled, asking
-from .bounds import cut_findings, side_cut_findings
+from .bounds import MAX_FINDINGS_PER_FILE_CODE, cut_findings, side_cut_findings
 from .discover import candidates, kind_by_name, read_source, too_big
-from .findings import Finding, Severity, internal_error
+from .findings import Finding, Severity, capped_per_file, internal_error
 from .launch import HpaInfo, Launch, ServiceInfo
 from .options import Options
 from .policy import MAX_FILE_BYTES
@@ -347,5 +347,8 @@ def lint(paths: list[str], options: Options, stdin_text: str | None = None,
     # one finding per place: a rule that runs per launch may see the same object twice (two
     # containers scaled by one HPA)
     unique = {(f.source.path, f.span.start, f.span.end, f.code, f.message): f for f in final}
-    run.findings = sorted(unique.values(), key=lambda f: f.sort_key())
+    # at most MAX_FINDINGS_PER_FILE_CODE of a code in a file, the rest summed up at the first
+    # left out: 1,000 launches of 220 bad flags were 203,000 findings (SARIF 130 MB, 14.5 s)
+    run.findings = capped_per_file(sorted(unique.values(), key=lambda f: f.sort_key()),
+                                   MAX_FINDINGS_PER_FILE_CODE)
     return run

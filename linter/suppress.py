@@ -15,7 +15,7 @@ import re
 from typing import Callable, Iterable
 
 from .bounds import MAX_FINDINGS_PER_CODE
-from .findings import Finding, Related, Severity
+from .findings import Finding, Severity, not_listed
 from .source import SourceFile, Span
 from .records import dataclass
 
@@ -174,11 +174,8 @@ def unused(source: SourceFile, dirs: list[Directive],
             f"suppression of {', '.join(missing)} suppressed nothing",
             source, d.span, hint="remove it, or the codes that no longer apply"))
     if left_out:
-        first, last = left_out[0].span, left_out[-1].span
-        out.append(Finding(
-            "MG012", Severity.INFO,
-            f"and {len(left_out):,} more suppressions in this file from here on that suppressed "
-            f"nothing, not listed one by one (the first {MAX_FINDINGS_PER_CODE} are)",
-            source, first, hint="remove them, or the codes that no longer apply",
-            related=(Related(source, last, "the last of them"),) if last != first else ()))
+        out.append(not_listed(
+            "MG012", Severity.INFO, "suppressions that suppressed nothing in this file",
+            source, left_out[0].span, left_out[-1].span, len(left_out), MAX_FINDINGS_PER_CODE,
+            hint="remove them, or the codes that no longer apply"))
     return out

@@ -118,8 +118,8 @@ def test_stale_suppressions_past_the_limit_are_summed_up(tmp_path: Path, capsys)
     code, out, _ = run(capsys, str(p))
     lines = [x for x in out.splitlines() if "MG012" in x]
     assert len(lines) == 101 and lines[99].startswith(f"{p}:100:1: MG012")
-    assert f"{p}:101:1: MG012 [info] and 5 more suppressions in this file from here on " \
-           "that suppressed nothing, not listed one by one (the first 100 are)" in out
+    assert f"{p}:101:1: MG012 [info] and 5 more suppressions that suppressed nothing in " \
+           "this file from here on, not listed one by one (the first 100 are)" in out
     assert code == 0
 
 

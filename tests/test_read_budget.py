@@ -114,6 +114,34 @@ def test_findings_of_one_code_past_the_limit_are_summed_up(capsys, tmp_path):
     assert summary["related"][0]["message"] == "the last of them"
 
 
+def test_findings_of_one_code_past_the_files_limit_are_summed_up(capsys, tmp_path):
+    # 11 launches of 110 stray words: each lists 100 and sums up 10 (1,111 MG004 findings in
+    # all); the file lists 1,000 of them, and the rest stand for 129 (9 + 10 of the tenth
+    # launch, 100 + 10 of the eleventh)
+    assert bounds.MAX_FINDINGS_PER_FILE_CODE == 1_000
+    script = tmp_path / "run.sh"
+    script.write_text("".join(
+        f"vllm serve {MODEL} " + " ".join(f"w{i}" for i in range(110)) + "\n"
+        for _ in range(11)))
+    found = [f for f in _findings(capsys, script) if f["code"] == "MG004"]
+    listed, summary = found[:-1], found[-1]
+    assert len(listed) == 1_000
+    assert summary["message"] == ("and 129 more MG004 findings in this file from here on, not "
+                                  "listed one by one (the first 1,000 are)")
+    assert summary["data"] == {"not_listed": 129}
+    assert summary["severity"] == "error"
+    # at the 92nd stray word of the tenth launch, the first left out; the last is the eleventh's
+    # summary, at its 101st word
+    col = len(f"vllm serve {MODEL} ") + sum(len(f"w{i} ") for i in range(91)) + 1
+    assert summary["range"]["start"] == {"line": 10, "column": col}
+    col = len(f"vllm serve {MODEL} ") + sum(len(f"w{i} ") for i in range(100)) + 1
+    assert summary["related"] == [{"path": str(script), "message": "the last of them",
+                                   "range": {"start": {"line": 11, "column": col},
+                                             "end": {"line": 11, "column": col + 4}}}]
+    # the launches' own summaries say how many they stand for
+    assert [f["data"] for f in listed if f.get("data")] == [{"not_listed": 10}] * 9
+
+
 def _where(found: list[dict]) -> list[tuple[str, int]]:
     """Code and line of the findings about reading (MG001, MG002) and of the one an unknown
     flag gets (MG004): what shows which parts of a file were read."""

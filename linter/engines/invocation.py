@@ -19,7 +19,7 @@ from operator import methodcaller
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..bounds import MAX_FINDINGS_PER_CODE
-from ..findings import Finding, Related, Severity
+from ..findings import Finding, Related, Severity, not_listed
 from ..fixes import split_glued
 from ..source import Span, VarRef, Word
 from .catalog import FlagCatalog, OptionSpec
@@ -477,12 +477,9 @@ class Builder:
         """What the walk reported, then one summary per code past the limit."""
         if not self._over:
             return self._findings
-        return self._findings + [Finding(
-            code, severity,
-            f"and {n:,} more {code} findings of this launch from here on, not listed one by one "
-            f"(the first {MAX_FINDINGS_PER_CODE} are)",
-            self.source, first,
-            related=(Related(self.source, last, "the last of them"),) if last != first else ())
+        return self._findings + [
+            not_listed(code, severity, f"{code} finding{'' if n == 1 else 's'} of this launch",
+                       self.source, first, last, n, MAX_FINDINGS_PER_CODE)
             for code, (n, severity, first, last) in self._over.items()]
 
     def glued(self, word: Word, head: str, rest: str, engine: str, refusal: str,

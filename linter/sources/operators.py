@@ -148,10 +148,10 @@ def _kubeai_spec(doc: Doc, spec: Any, name: Any, base: Context, found: Found) ->
     for key, key_node, value in pairs(get(spec, "env")):
         env[key] = (EnvVar(key, value.value, doc.span(value)) if is_scalar(value)
                     else EnvVar(key, None, doc.span(key_node)))
+    from .kubernetes import expand_k8s  # (kubernetes imports this module)
+
     for item in (get(spec, "args").value if is_seq(get(spec, "args")) else []):
         if is_scalar(item):
-            from .kubernetes import expand_k8s
-
             args.append(expand_k8s(doc, item, env))
     adapters = next(((kn, v) for k, kn, v in pairs(spec) if k == "adapters"), None)
     if adapters is not None and is_seq(adapters[1]):

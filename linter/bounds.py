@@ -37,6 +37,12 @@ MAX_LAUNCHES = 1_000  # launches of one file that are checked
 # (50 s, 2.5 GiB before this bound).  The largest real documents (a big chart's values, a
 # catalog) have a few ten thousand.
 MAX_YAML_NODES = 250_000
+# ... and of all of one file's YAML (its documents, its Markdown blocks, a RayService's inner
+# config; yamlsrc.compose_documents spends ReadBudget.yaml_nodes as each document is composed):
+# the C composer makes about 3 us of each node, so thirteen documents of 240,000 flow items
+# each (9.4 MiB) took 13.7 s to compose, and 32 s / 824 MiB as the args of thirteen launches.
+# Real files hold a few ten thousand (a 3.5 MB install manifest, CRDs left out: 60,000).
+MAX_FILE_YAML_NODES = 500_000
 # Code blocks of one Markdown file that are read (sources/markdown.py): each costs a tenth of a
 # millisecond or more even when it launches nothing (a YAML block is composed, a shell block
 # lexed); 9.5 MiB of 150,000 blocks that name the engine took 36 s.  The longest real docs pages
@@ -126,18 +132,20 @@ MAX_FINDINGS_PER_FILE_CODE = 1_000
 
 class ReadBudget:
     """The shell words a file may still have lexed (``split_commands`` counts them, and
-    sources/dockerfile.py the words of exec-form arrays), and the place in the file where they
+    sources/dockerfile.py the words of exec-form arrays), the YAML nodes it may still have
+    composed (``yamlsrc.compose_documents``), and the place in the file where they
     ran out (None until they do); the bytes of side files its launches may still have read
     (``SIDE_BYTES_PER_FILE``, spent by safeio.memo), the side files already counted, and where
     the first one was refused (offsets, its name)."""
 
     __slots__ = ("words", "cut", "reported", "what", "side_bytes", "side_seen", "side_cut",
-                 "side_reported", "env_chars", "expanded_chars")
+                 "side_reported", "env_chars", "expanded_chars", "yaml_nodes")
 
     def __init__(self) -> None:
         self.words = MAX_SHELL_WORDS
         self.env_chars = MAX_ENV_CHARS  # of variable values the file's scripts may still keep
         self.expanded_chars = MAX_EXPANDED_CHARS  # its references may still expand to
+        self.yaml_nodes = MAX_FILE_YAML_NODES  # its YAML may still compose (below 0: none)
         self.cut: int | None = None
         self.reported = False
         # what the budget counted when it ran out, for the finding

@@ -22,7 +22,8 @@ import re
 from functools import lru_cache
 from typing import Any, Iterator
 
-from .bounds import MAX_YAML_NODES
+from . import bounds
+from .bounds import MAX_YAML_NODES, ReadBudget
 from .cancel import DOCUMENT, step as cancel_step
 from .source import CharMap, MapBuilder, Segment, Span
 from .records import dataclass
@@ -52,8 +53,13 @@ class YamlError(Exception):
 
 
 class YamlTooLarge(YamlError):
-    """A document of more nodes than are read (bounds.MAX_YAML_NODES): valid YAML, not read;
+    """A document of more nodes than are read (bounds.MAX_YAML_NODES), or the one in which a
+    file's YAML passes bounds.MAX_FILE_YAML_NODES (``scope`` "file"): valid YAML, not read;
     ``offset`` is where the document begins."""
+
+    def __init__(self, message: str, offset: int, scope: str = "document") -> None:
+        super().__init__(message, offset)
+        self.scope = scope
 
 
 @dataclass(slots=True)
@@ -308,19 +314,54 @@ def nesting_depth_exceeds(text: str, limit: int = MAX_DEPTH) -> int | None:
         parser.dispose()
 
 
-def compose_documents(text: str) -> Iterator[Any]:
+def compose_documents(text: str, budget: ReadBudget | None = None) -> Iterator[Any]:
     """Yield the root node of each document; raise YamlError with the offset of a syntax error,
-    YamlTooLarge after the documents before one of more than MAX_YAML_NODES nodes."""
+    YamlTooLarge after the documents before one of more than MAX_YAML_NODES nodes, or before
+    the one in which the nodes composed pass what ``budget`` (the file's, shared by each text
+    of the file read as new YAML) has left of MAX_FILE_YAML_NODES; without a budget, this text
+    has its own.  Once a file's budget has run out (and was reported), no document is yielded."""
+    if budget is None:
+        budget = ReadBudget()
+    elif budget.yaml_nodes < 0:
+        return
     deep = nesting_depth_exceeds(text)
     if deep is not None:
         raise YamlError(f"nesting deeper than {MAX_DEPTH} levels; not parsed", deep)
     big = oversized_document(text)
-    if big is None:
-        yield from _compose_all(text)
-        return
-    yield from _compose_all(text[:big.start])  # the same offsets: a prefix
-    raise YamlTooLarge(f"this YAML document has more than {MAX_YAML_NODES:,} nodes",
-                       big.document)
+    # (before a document too large, a prefix: the same offsets)
+    for root in _compose_all(text if big is None else text[:big.start]):
+        budget.yaml_nodes -= composed_nodes(root)
+        if budget.yaml_nodes < 0:
+            # composed (at most MAX_YAML_NODES nodes spent for nothing), not read
+            raise YamlTooLarge(f"this file's YAML passes {bounds.MAX_FILE_YAML_NODES:,} nodes "
+                               "in this document", root.start_mark.index, "file")
+        yield root
+    if big is not None:
+        raise YamlTooLarge(f"this YAML document has more than {MAX_YAML_NODES:,} nodes",
+                           big.document)
+
+
+def composed_nodes(root: Any) -> int:
+    """The nodes the composer made for ``root``'s document, as it makes them: each key, value
+    and item once per place it is written (an alias is one; what it names is not counted
+    again).  Iterative: a document nests up to MAX_DEPTH levels."""
+    from ruamel.yaml.nodes import CollectionNode, MappingNode
+
+    count = 1
+    seen = {id(root)}
+    stack = [root] if isinstance(root, CollectionNode) else []
+    while stack:
+        node = stack.pop()
+        if type(node) is MappingNode:
+            kids = [c for pair in node.value for c in pair]
+        else:
+            kids = node.value
+        count += len(kids)
+        for kid in kids:
+            if isinstance(kid, CollectionNode) and id(kid) not in seen:
+                seen.add(id(kid))
+                stack.append(kid)
+    return count
 
 
 def _compose_all(text: str) -> Iterator[Any]:

@@ -30,8 +30,9 @@ RULES: list[Rule] = [
         holds more than 1,000 launches, (Markdown) 10,000 code blocks or (Dockerfile)
         100,000 lines of instructions, or at a YAML document of more
         than 250,000 nodes (values, keys, lists and mappings; 100,000 where the fast YAML
-        reader cannot read the file and the slower one does): a warning says where reading
-        stopped, and nothing after it is checked. No real deployment file comes close to any of them; past them a 10 MiB file
+        reader cannot read the file and the slower one does), or at the document in which
+        the file's YAML (all of its documents and YAML blocks) passes 500,000 nodes: a
+        warning says where reading stopped, and nothing after it is checked. No real deployment file comes close to any of them; past them a 10 MiB file
         of short words or of thousands of Deployments would take minutes.
 
         Side files a launch names are read the same way: a `--config` over 1 MiB or of more

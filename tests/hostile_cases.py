@@ -552,6 +552,34 @@ def _words_script(make: Callable[[int], str]) -> Case:
     return case
 
 
+def kubeai_models_of_many_bad_flags(d: Path, scale: float) -> list[str]:
+    """KubeAI Models of 250 repeated and 250 unknown flags each, about 9.5 MiB at full scale,
+    in SARIF: every launch lists 100 of each code, so 1,000 Models made 203,000 findings (a
+    130 MB SARIF, 14.5 s / 509 MiB) before a file listed at most 1,000 of a code."""
+    flags = ", ".join(["--max-model-len=1"] * 250 + [f"--bogus-flag-{i}" for i in range(250)])
+    model = ("apiVersion: kubeai.org/v1\nkind: Model\nmetadata:\n  name: m{i}\nspec:\n"
+             "  url: hf://Qwen/Qwen2.5-7B-Instruct\n  engine: VLLM\n"
+             f"  args: [{flags}]\n  resourceProfile: nvidia-gpu-l4:1\n")
+    n = max(20, int(FULL * scale) // len(model))
+    (d / "models.yaml").write_text("---\n".join(model.format(i=i) for i in range(n)))
+    return ["--format", "sarif", "models.yaml"]
+
+
+def documents_of_many_launch_words(d: Path, scale: float) -> list[str]:
+    """Pods whose command is a flow list of 240,000 items (each document just under
+    bounds.MAX_YAML_NODES), about 9.5 MiB at full scale: thirteen took 32 s / 824 MiB, and
+    13.7 s only to compose when the lists were not commands, before a file's YAML was bounded
+    (bounds.MAX_FILE_YAML_NODES)."""
+    items = max(2_000, int(240_000 * scale))
+    pod = ("apiVersion: v1\nkind: Pod\nmetadata: {{name: p{i}}}\nspec:\n  containers:\n"
+           "  - name: c\n    image: vllm/vllm-openai:v0.30.0\n"
+           "    command: [vllm, serve, m, " + ", ".join(["a"] * items) + "]\n"
+           "    resources: {{limits: {{nvidia.com/gpu: 1}}}}\n")
+    n = max(3, int(FULL * scale) // len(pod))
+    (d / "pods.yaml").write_text("---\n".join(pod.format(i=i) for i in range(n)))
+    return ["pods.yaml"]
+
+
 def _full_file(name: str, make: Callable[[int], str]) -> Case:
     """A file ``name`` of ``make(n)``, about n characters (9.5 MiB at full scale): one of
     the shapes whose parts each cost little and whose count had no bound."""
@@ -857,6 +885,8 @@ CASES: dict[str, Case] = {
     "assignments-between-launches": assignments_between_launches,
     "diff-of-many-fixes": diff_of_many_fixes,
     "launches-json-many-variables": launches_of_a_script_with_many_variables,
+    "kubeai-models-of-many-bad-flags": kubeai_models_of_many_bad_flags,
+    "documents-of-many-launch-words": documents_of_many_launch_words,
     "many-stray-arguments": _words_script(lambda n: "vllm serve m " + "ab " * (n // 3) + "\n"),
     "many-short-commands": _words_script(
         lambda n: "vllm serve meta-llama/Llama-3.1-8B-Instruct\n" + "a\n" * (n // 2)),

@@ -209,6 +209,90 @@ def test_a_yaml_document_of_too_many_nodes_is_not_read(capsys, tmp_path):
     assert [c for c, _ in _where(_findings(capsys, one))] == ["MG004"]
 
 
+def test_a_files_yaml_past_its_nodes_is_not_read(capsys, tmp_path, monkeypatch):
+    """The documents are read while the nodes composed in the file stay within
+    MAX_FILE_YAML_NODES; the one that passes it and the rest are not (one MG001 where it
+    begins).  Thirteen documents of 240,000 flow items each (9.4 MiB) took 32 s."""
+    from mgpu_lint.yamlsrc import compose_documents, composed_nodes
+
+    pods = [_pod(i, ", --tensr-parallel-size, '2'") for i in range(3)]
+    sizes = [composed_nodes(next(compose_documents(p))) for p in pods]
+    path = tmp_path / "pods.yaml"
+    path.write_text("---\n".join(pods))
+    lines = [1 + sum(p.count("\n") + 1 for p in pods[:i]) for i in range(3)]
+    monkeypatch.setattr(bounds, "MAX_FILE_YAML_NODES", sizes[0] + sizes[1])
+    assert _where(_findings(capsys, path)) == [
+        ("MG004", lines[0] + 7), ("MG004", lines[1] + 7), ("MG001", lines[2])]
+    monkeypatch.setattr(bounds, "MAX_FILE_YAML_NODES", sizes[0] + sizes[1] - 1)
+    found = _findings(capsys, path)
+    assert _where(found) == [("MG004", lines[0] + 7), ("MG001", lines[1])]
+    assert found[-1]["message"] == (
+        f"this file's YAML passes {sizes[0] + sizes[1] - 1:,} nodes in this document (no "
+        "deployment's file comes close): it and the YAML after it are not read")
+    monkeypatch.setattr(bounds, "MAX_FILE_YAML_NODES", sum(sizes))
+    assert [c for c, _ in _where(_findings(capsys, path))] == ["MG004"] * 3
+
+
+def test_a_markdown_files_yaml_blocks_share_its_nodes(capsys, tmp_path, monkeypatch):
+    """Its YAML blocks spend one budget: the block that passes it gets the MG001 (even one
+    naming no engine, whose syntax is not reported), the YAML blocks after it are not read
+    and get none; its shell blocks are still read."""
+    from mgpu_lint.yamlsrc import compose_documents, composed_nodes
+
+    pod = _pod(1, ", --tensr-parallel-size, '2'")
+    other = "items: [a, b, c]\n"
+    n = composed_nodes(next(compose_documents(pod)))
+    monkeypatch.setattr(bounds, "MAX_FILE_YAML_NODES", n + 3)
+    doc = tmp_path / "README.md"
+    doc.write_text(f"```yaml\n{pod}```\n\n```yaml\n{other}```\n\n```yaml\n{pod}```\n\n"
+                   "```bash\nvllm serve m --tensr-parallel-size 2\n```\n")
+    found = _findings(capsys, doc)
+    # the first pod's command (in its block's line 9), the second block's first node, the
+    # bash block's launch; not the third block's pod
+    assert _where(found) == [("MG004", 9), ("MG001", 14), ("MG004", 30)]
+    cut = [f for f in found if f["code"] == "MG001"][0]
+    assert "it and the YAML after it are not read" in cut["message"]
+
+
+@pytest.mark.filterwarnings("ignore::ruamel.yaml.error.ReusedAnchorWarning")
+def test_the_nodes_counted_are_the_composers_nodes():
+    """yamlsrc.composed_nodes is the parser's node and alias events of each document, on
+    every YAML fixture (an alias counts once, what it names is not counted again)."""
+    from pathlib import Path
+
+    from ruamel.yaml.cyaml import CParser
+    from mgpu_lint import yamlsrc
+
+    def events(text: str) -> list[int]:
+        parser, counts = CParser(text), []
+        try:
+            while True:
+                name = type(parser.get_event()).__name__
+                if name == "DocumentStartEvent":
+                    counts.append(0)
+                elif name in ("ScalarEvent", "MappingStartEvent", "SequenceStartEvent",
+                              "AliasEvent"):
+                    counts[-1] += 1
+                elif name == "StreamEndEvent":
+                    return counts
+        finally:
+            parser.dispose()
+
+    root = Path(__file__).parent.parent / "fixtures"
+    checked = 0
+    texts = [p.read_text(encoding="utf-8", errors="replace") for p in sorted(root.rglob("*.y*ml"))]
+    texts += ["a: &x [1, {b: *x}]\nc: *x\nd: &y e\nf: *y\n", "- - - a\n", "{a, b, c}"]
+    for text in texts:
+        try:
+            want = [n for n in events(text) if n]
+            got = [yamlsrc.composed_nodes(r) for r in yamlsrc.compose_documents(text)]
+        except Exception:  # noqa: BLE001 - the fixtures of invalid YAML (and templates)
+            continue
+        assert got == want, text[:200]
+        checked += len(got)
+    assert checked > 200
+
+
 def test_a_rayservice_serve_config_of_too_many_nodes_is_not_read(capsys, tmp_path):
     """serveConfigV2 is YAML inside a YAML string, composed on its own: a document of it with
     too many nodes gets the MG001 the file's own documents get, where it begins; the documents

@@ -154,7 +154,7 @@ def extract_yaml(doc: Doc, result: FileResult, syntax_errors: bool = True) -> No
         return
     kserve_before = len(result.kserve)
     error: YamlError | None = None
-    composed = compose_documents(without_crds(doc.text))
+    composed = compose_documents(without_crds(doc.text), doc.source.budget)
     try:
         # each document is read as it is composed (not all composed first): a file of more
         # launches than are checked stops being read there (bounds.launches_full)
@@ -167,7 +167,7 @@ def extract_yaml(doc: Doc, result: FileResult, syntax_errors: bool = True) -> No
     finally:
         composed.close()
     if isinstance(error, YamlTooLarge):
-        if syntax_errors:
+        if syntax_errors or error.scope == "file":  # (the file's YAML after it is not read)
             result.findings.append(too_large_finding(doc, error, "the rest of the file"))
         error = None
     if error is not None:

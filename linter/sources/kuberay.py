@@ -190,7 +190,7 @@ def extract_rayservice(doc: Doc, root: Any, base: Context, found: Found) -> None
     inner = Doc(doc.source, seg.text, seg.cmap)
     roots: list[Any] = []
     try:
-        roots.extend(compose_documents(seg.text))
+        roots.extend(compose_documents(seg.text, doc.source.budget))
     except YamlTooLarge as exc:
         # the documents before it are read; it and the rest are not (MG001 where it begins)
         found.findings.append(too_large_finding(inner, exc, "the rest of serveConfigV2"))

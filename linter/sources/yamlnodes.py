@@ -55,7 +55,8 @@ class Doc:
 def too_large_finding(doc: Doc, error: YamlTooLarge, rest: str) -> Any:
     """The MG001 warning where ``doc``'s text has a document of more nodes than are composed
     (bounds.MAX_YAML_NODES; ``error.offset``, where it begins): it and ``rest`` (the rest of
-    the file, of a string holding YAML) are not read."""
+    the file, of a string holding YAML) are not read; or the document in which the file's YAML
+    passes bounds.MAX_FILE_YAML_NODES: it and the file's YAML after it are not read."""
     from ..findings import Finding, Severity
 
     offset = min(error.offset, len(doc.text))
@@ -63,7 +64,8 @@ def too_large_finding(doc: Doc, error: YamlTooLarge, rest: str) -> Any:
     span = Span(offset, end) if doc.base is None else doc.base.span(offset, end)
     return Finding(
         "MG001", Severity.WARNING,
-        f"{error.message} (no deployment's document comes close): it and {rest} are not read",
+        f"{error.message} (no deployment's {error.scope} comes close): it and "
+        f"{'the YAML after it' if error.scope == 'file' else rest} are not read",
         doc.source, span, hint="lint the part of the file that launches the engine on its own")
 
 

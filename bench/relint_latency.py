@@ -286,7 +286,6 @@ def _summary(times: list[float]) -> str:
 
 def main() -> None:
     import argparse
-
     import gc
 
     from mgpu_lint.lsp import DEBOUNCE, lint_text

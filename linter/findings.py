@@ -89,9 +89,25 @@ def not_listed(code: str, severity: Severity, what: str, source: SourceFile, fir
                    data={"not_listed": count})
 
 
+def findings_of(code: str, count: int) -> str:
+    """``MG004 findings`` (``finding`` for one), as a summary names what it stands for."""
+    return f"{code} finding{'' if count == 1 else 's'}"
+
+
 def _stands_for(f: Finding) -> int:
     n = f.data.get("not_listed") if f.data else None
     return n if isinstance(n, int) else 1
+
+
+@dataclass(slots=True)
+class _LeftOut:
+    """The findings of one code of one file past the cap: where their summary goes in the
+    output, how many they stand for, their worst severity, the first and the last."""
+    index: int
+    count: int
+    severity: Severity
+    first: Finding
+    last: Finding
 
 
 def capped_per_file(findings: list[Finding], limit: int) -> list[Finding]:
@@ -99,28 +115,26 @@ def capped_per_file(findings: list[Finding], limit: int) -> list[Finding]:
     are one finding at the first left out (``not_listed``), with the worst severity among them.
     A summary stands at its first left-out finding's place and code, so the order holds."""
     counts: dict[tuple[str, str], int] = {}
-    over: dict[tuple[str, str], list[Any]] = {}  # [index in out, count, severity, first, last]
+    over: dict[tuple[str, str], _LeftOut] = {}
     out: list[Finding] = []
     for f in findings:
         key = (f.source.path, f.code)
-        n = counts.get(key, 0) + 1
-        counts[key] = n
+        n = counts[key] = counts.get(key, 0) + 1
         if n <= limit:
             out.append(f)
             continue
         o = over.get(key)
         if o is None:
-            over[key] = [len(out), _stands_for(f), f.severity, f, f]
+            over[key] = _LeftOut(len(out), _stands_for(f), f.severity, f, f)
             out.append(f)  # its place, replaced by the summary below
             continue
-        o[1] += _stands_for(f)
-        o[4] = f
-        if f.severity.rank > o[2].rank:
-            o[2] = f.severity
-    for (_, code), (i, count, severity, first, last) in over.items():
-        out[i] = not_listed(code, severity,
-                            f"{code} finding{'' if count == 1 else 's'} in this file", first.source,
-                            first.span, last.span, count, limit)
+        o.count += _stands_for(f)
+        o.last = f
+        if f.severity.rank > o.severity.rank:
+            o.severity = f.severity
+    for (_, code), o in over.items():
+        out[o.index] = not_listed(code, o.severity, f"{findings_of(code, o.count)} in this file",
+                                  o.first.source, o.first.span, o.last.span, o.count, limit)
     return out
 
 

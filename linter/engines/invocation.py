@@ -19,7 +19,7 @@ from operator import methodcaller
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..bounds import MAX_FINDINGS_PER_CODE
-from ..findings import Finding, Related, Severity, not_listed
+from ..findings import Finding, Related, Severity, findings_of, not_listed
 from ..fixes import split_glued
 from ..source import Span, VarRef, Word
 from .catalog import FlagCatalog, OptionSpec
@@ -478,8 +478,8 @@ class Builder:
         if not self._over:
             return self._findings
         return self._findings + [
-            not_listed(code, severity, f"{code} finding{'' if n == 1 else 's'} of this launch",
-                       self.source, first, last, n, MAX_FINDINGS_PER_CODE)
+            not_listed(code, severity, f"{findings_of(code, n)} of this launch", self.source,
+                       first, last, n, MAX_FINDINGS_PER_CODE)
             for code, (n, severity, first, last) in self._over.items()]
 
     def glued(self, word: Word, head: str, rest: str, engine: str, refusal: str,

@@ -607,6 +607,10 @@ def _ansi_quoted(raw: str, start: int, wb: _WordBuilder) -> None:
 
 # whole lines of blanks or a comment, each ended by a newline
 _BLANK_LINES = re.compile(r"(?:[ \t\r]*+(?:#[^\n]*+)?+\n)++")
+_BLANK_FIRST = frozenset(" \t\r#\n")  # what such a line can start with
+# a parameter that is only a name, braced (`${NAME}`; `$NAME` is a PARAM token starting with a
+# name character)
+_BRACED_NAME = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 class _Exhausted(Exception):
@@ -699,7 +703,11 @@ def _commands(text: str, resolve: Resolver | None, arrays: ArrayResolver | None,
 
     def one_word(word: Word, tail: int) -> None:
         nonlocal pending_redirect, heredoc_next
-        spend(1, word)
+        cancel_step(1)  # spend(1, word), inline: one call per word
+        if budget is not None:
+            budget.words -= 1
+            if budget.words < 0:
+                raise _Exhausted((cmd.words[0] if cmd.words else word).span.start)
         if heredoc_next:
             pending_heredoc.append((word.text, heredoc_strip))
             pending_redirect = heredoc_next = False
@@ -707,7 +715,8 @@ def _commands(text: str, resolve: Resolver | None, arrays: ArrayResolver | None,
         if pending_redirect:
             pending_redirect = False
             return
-        if not cmd.words and _ASSIGN.match(word.text) and not word.text.startswith("="):
+        if not cmd.words and "=" in word.text and _ASSIGN.match(word.text) \
+                and not word.text.startswith("="):
             eq = word.text.index("=")
             value = Word(
                 word.text[eq + 1:],
@@ -720,42 +729,12 @@ def _commands(text: str, resolve: Resolver | None, arrays: ArrayResolver | None,
         else:
             cmd.words.append(word)
 
-    def end_command(next_start: int) -> Iterator[Command]:
-        nonlocal cmd, last_cont
-        if cmd.words or cmd.assignments or cmd.problems or cmd.arrays:
-            yield cmd
-        cmd = Command(line_start=next_start)
-        last_cont = None
-
     heredoc_strip = False
     length = len(text)
+    # Token types by frequency (PLAIN, WS, NEWLINE first); the checks that only concern one type
+    # (an array's `)`, a bash array's `(`, a `<placeholder>`) are made in its branch.
     for ttype, value, start in _tokens(text, jump):
         end = start + len(value)
-        if array is not None and ttype == "OP" and value == ")":
-            end_word(start)
-            cmd.arrays.append((array[0], array_words, array[1]))
-            array, array_words = None, []
-            continue
-        if array is not None and ttype in ("NEWLINE", "COMMENT"):
-            end_word(start)
-            continue
-        if ttype == "OP" and value == "(" and not cmd.words and not wb.fields and wb.chars:
-            m = _ARRAY_ASSIGN.match("".join(wb.chars))
-            if m:
-                # bash array assignment: the words up to `)` are its elements
-                wb = _WordBuilder()
-                array, array_words = (m.group(1), bool(m.group(2))), []
-                continue
-        if ttype == "OP" and value == "<" and not pending_redirect and not heredoc_next:
-            m = _PLACEHOLDER.match(text, start)
-            if m is not None and (start == 0 or text[start - 1] in _BEFORE_PLACEHOLDER) and \
-                    (m.end() == len(text) or text[m.end()] in _AFTER_PLACEHOLDER):
-                # `<MASTER_NODE_IP>`, `http://<HOST>:8000`: a documentation placeholder, not
-                # an input and an output redirection; read as a value nobody set, like $VAR
-                wb.add(m.group(0), start)
-                wb.unresolved.append(VarRef(m.group(1), Span(start, m.end())))
-                jump[0] = m.end()
-                continue
         if ttype == "PLAIN":
             if (end == length or text[end] in " \t\n") and wb.begin < 0 and not wb.chars \
                     and not wb.fields and array is None:
@@ -765,47 +744,13 @@ def _commands(text: str, resolve: Resolver | None, arrays: ArrayResolver | None,
                 one_word(Word(value, CharMap(start, len(value), tail=end)), end)
             else:
                 wb.add(value, start)
-        elif ttype == "DOLLAR" or ttype == "HASH":
-            wb.add(value, start)
-        elif ttype == "WS":  # the commonest token after PLAIN: tested second
+        elif ttype == "WS":
             end_word(start)
-        elif ttype == "SQ":
-            wb.quoted = True
-            wb.mark(start)
-            if len(value) > 2:
-                wb.add(value[1:-1], start + 1)
-        elif ttype == "DQ":
-            _double_quoted(value, start, ex, wb, split=splits())
-        elif ttype == "ANSI":
-            _ansi_quoted(value, start, wb)
-        elif ttype == "PARAM":
-            if value[1] in _NAME_START:
-                # `$NAME` of a known value that splits into no fields: what _expand adds for it,
-                # without parsing the reference again or asking whether it is split (a 4 MiB
-                # word of 2 million `$x` took 10 s)
-                known = ex.resolve(value[1:])
-                if known and len(known) <= MAX_VALUE_CHARS and " " not in known \
-                        and "\t" not in known and "\n" not in known \
-                        and (budget is None or budget.expanded_chars >= len(known)):
-                    if budget is not None:
-                        budget.expanded_chars -= len(known)
-                    if wb.begin < 0:
-                        wb.begin = start
-                    wb.chars.append(known)
-                    wb.map.const(start, end, len(known))
-                    continue
-            _expand(value, start, end, ex, wb, split=splits())
-        elif ttype in ("CMDSUB", "BACKTICK"):
-            split = splits()
-            wb.add(value, start)
-            # unquoted, its output is split into fields like an unknown variable's value
-            wb.unresolved.append(VarRef(value, Span(start, end), split=split))
-        elif ttype == "ESC":
-            wb.add_char(value[1], start, end)
-        elif ttype == "CONT":
-            last_cont = start
         elif ttype == "NEWLINE":
-            end_word(start)
+            if wb.begin >= 0 or wb.chars or wb.fields:  # else end_word has nothing to end
+                end_word(start)
+            if array is not None:
+                continue
             heredoc_next = False
             if pending_heredoc:
                 # the bodies follow this line, each up to its delimiter line
@@ -825,33 +770,101 @@ def _commands(text: str, resolve: Resolver | None, arrays: ArrayResolver | None,
                         cmd.heredocs.append(Span(body_start, len(text)))
                 jump[0] = pos
                 pending_heredoc = []
-            # `\ ` + trailing spaces + newline: the backslash escaped a space, not the newline
-            line_begin = text.rfind("\n", 0, start) + 1
-            line = text[line_begin:start].rstrip("\r")
-            stripped = line.rstrip(" \t")
-            if stripped.endswith("\\") and stripped != line and (cmd.words or cmd.assignments):
-                bs = line_begin + len(stripped) - 1
-                cmd.problems.append(ShellProblem(
-                    "backslash followed by whitespace is not a line continuation: the command "
-                    "ends on this line and the next line runs as a separate command",
-                    Span(bs, line_begin + len(line)),
-                    "delete the whitespace after the backslash",
-                ))
-            if last_cont is not None and not line.strip() and (cmd.words or cmd.assignments):
-                cmd.problems.append(ShellProblem(
-                    "line continuation followed by an empty line: the command ends here and "
-                    "the lines after it run as a separate command",
-                    Span(last_cont, last_cont + 1),
-                    "remove the empty line or the trailing backslash",
-                ))
-            yield from end_command(end)
-            if jump[0] <= end:
+            # both problems below need a blank before the newline or a continuation on the line
+            if last_cont is not None or (start and text[start - 1] in " \t\r"):
+                # `\ ` + trailing spaces + newline: the backslash escaped a space, not the newline
+                line_begin = text.rfind("\n", 0, start) + 1
+                line = text[line_begin:start].rstrip("\r")
+                stripped = line.rstrip(" \t")
+                if stripped.endswith("\\") and stripped != line and (cmd.words or cmd.assignments):
+                    bs = line_begin + len(stripped) - 1
+                    cmd.problems.append(ShellProblem(
+                        "backslash followed by whitespace is not a line continuation: the command "
+                        "ends on this line and the next line runs as a separate command",
+                        Span(bs, line_begin + len(line)),
+                        "delete the whitespace after the backslash",
+                    ))
+                if last_cont is not None and not line.strip() and (cmd.words or cmd.assignments):
+                    cmd.problems.append(ShellProblem(
+                        "line continuation followed by an empty line: the command ends here and "
+                        "the lines after it run as a separate command",
+                        Span(last_cont, last_cont + 1),
+                        "remove the empty line or the trailing backslash",
+                    ))
+            # the command ends
+            if cmd.words or cmd.assignments or cmd.problems or cmd.arrays:
+                yield cmd
+            cmd = Command(line_start=end)
+            last_cont = None
+            if jump[0] <= end and end < length and text[end] in _BLANK_FIRST:
                 blank = _BLANK_LINES.match(text, end)
                 if blank is not None:
                     # lines after a command's end that hold nothing or a comment: each would
                     # only end an empty command again (10 million newlines took 22 s)
                     cmd.line_start = jump[0] = blank.end()
+        elif ttype == "PARAM":
+            simple = value[1:] if value[1] in _NAME_START else None
+            if simple is None and value[1] == "{":
+                m = _BRACED_NAME.fullmatch(value)
+                if m is not None:
+                    simple = m.group(1)
+            if simple is None:
+                _expand(value, start, end, ex, wb, split=splits())
+                continue
+            # `$NAME` / `${NAME}`: what _expand does for it, without parsing the reference
+            # again (a 4 MiB word of 2 million `$x` took 10 s; 66,000 words `$x` past the
+            # file's expanded characters, 0.4 s); tests/shell_reference.py holds the general path
+            known = ex.resolve(simple)
+            size = -1 if known is None else len(known)
+            if size > MAX_VALUE_CHARS:
+                size = -1  # too long for any argument (bounds.MAX_VALUE_CHARS): unknown
+            elif size >= 0 and budget is not None and budget.expanded_chars < size:
+                budget.expanded_chars -= size  # spent, as _expand does: past the bound, unknown
+                size = -1
+            if size < 0:
+                ref = VarRef(intern(simple), Span(start, end), split=splits())
+                body = intern(value)
+                if (end == length or text[end] in " \t\n") and wb.begin < 0 and not wb.chars \
+                        and not wb.fields and array is None:
+                    # the whole word (as a PLAIN one above)
+                    one_word(Word(body, CharMap(start, len(body), tail=end), False, (ref,)), end)
+                else:
+                    wb.add(body, start)
+                    wb.unresolved.append(ref)
+                continue
+            if size and " " not in known and "\t" not in known and "\n" not in known:
+                # a known value that splits into no fields: every character maps to the reference
+                if budget is not None:
+                    budget.expanded_chars -= size
+                if wb.begin < 0:
+                    wb.begin = start
+                wb.chars.append(known)  # type: ignore[arg-type]  # size > 0: a string
+                wb.map.const(start, end, size)
+                continue
+            _expand(value, start, end, ex, wb, split=splits())  # empty, or split into fields
         elif ttype == "OP":
+            if array is not None and value == ")":
+                end_word(start)
+                cmd.arrays.append((array[0], array_words, array[1]))
+                array, array_words = None, []
+                continue
+            if value == "(" and not cmd.words and not wb.fields and wb.chars:
+                m = _ARRAY_ASSIGN.match("".join(wb.chars))
+                if m:
+                    # bash array assignment: the words up to `)` are its elements
+                    wb = _WordBuilder()
+                    array, array_words = (m.group(1), bool(m.group(2))), []
+                    continue
+            if value == "<" and not pending_redirect and not heredoc_next:
+                m = _PLACEHOLDER.match(text, start)
+                if m is not None and (start == 0 or text[start - 1] in _BEFORE_PLACEHOLDER) and \
+                        (m.end() == len(text) or text[m.end()] in _AFTER_PLACEHOLDER):
+                    # `<MASTER_NODE_IP>`, `http://<HOST>:8000`: a documentation placeholder, not
+                    # an input and an output redirection; read as a value nobody set, like $VAR
+                    wb.add(m.group(0), start)
+                    wb.unresolved.append(VarRef(m.group(1), Span(start, m.end())))
+                    jump[0] = m.end()
+                    continue
             end_word(start)
             if value[-1] in "<>-":
                 pending_redirect = True
@@ -860,7 +873,31 @@ def _commands(text: str, resolve: Resolver | None, arrays: ArrayResolver | None,
                     heredoc_strip = value.endswith("-")
                 continue
             cmd.background = value == "&"
-            yield from end_command(end)
+            # the command ends
+            if cmd.words or cmd.assignments or cmd.problems or cmd.arrays:
+                yield cmd
+            cmd = Command(line_start=end)
+            last_cont = None
+        elif ttype == "DOLLAR" or ttype == "HASH":
+            wb.add(value, start)
+        elif ttype == "SQ":
+            wb.quoted = True
+            wb.mark(start)
+            if len(value) > 2:
+                wb.add(value[1:-1], start + 1)
+        elif ttype == "DQ":
+            _double_quoted(value, start, ex, wb, split=splits())
+        elif ttype == "ANSI":
+            _ansi_quoted(value, start, wb)
+        elif ttype in ("CMDSUB", "BACKTICK"):
+            split = splits()
+            wb.add(value, start)
+            # unquoted, its output is split into fields like an unknown variable's value
+            wb.unresolved.append(VarRef(value, Span(start, end), split=split))
+        elif ttype == "ESC":
+            wb.add_char(value[1], start, end)
+        elif ttype == "CONT":
+            last_cont = start
         elif ttype == "COMMENT":
             end_word(start)
         elif ttype == "BAD_QUOTE":
@@ -889,4 +926,5 @@ def _commands(text: str, resolve: Resolver | None, arrays: ArrayResolver | None,
             Span(last_cont, last_cont + 1),
             "remove the trailing backslash",
         ))
-    yield from end_command(len(text))
+    if cmd.words or cmd.assignments or cmd.problems or cmd.arrays:
+        yield cmd

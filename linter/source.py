@@ -211,6 +211,14 @@ class CharMap:
                 k += m
         return b.build(outer.start(self.tail))
 
+    def bounds(self) -> tuple[int, int]:
+        """``to_span()``'s start and end, without a Span."""
+        if not self.length:
+            return self.tail, self.tail
+        if self._d is None:
+            return self.base, self.base + self.length
+        return self.start(0), self.end(self.length - 1)
+
     def to_span(self) -> Span:
         if not self.length:
             return Span(self.tail, self.tail)

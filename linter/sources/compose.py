@@ -493,7 +493,7 @@ def _argv(doc: Doc, node: Any, word) -> tuple[list[Word], bool]:  # type: ignore
         cut = budget.cut
         compose_word = WordComposer(w)
         for cmd in split_commands(w.text, budget=budget, cmap=w.cmap):
-            words.extend(compose_word(x) for x in cmd.words)
+            words.extend(compose_word.many(cmd.words))
         if budget.cut is not cut:
             # the words ran out in this command: read without them, the service would be a
             # launch of the image's default command (a false "no model given")

@@ -12,8 +12,10 @@ differ the whole scalar's span is used for every character (never a guessed offs
 
 libyaml rejects a ``:`` followed by a non-space inside a flow plain scalar (``[--endpoint,
 http://127.0.0.1:50051]``: "found unexpected ':'"), which YAML 1.2 (ns-plain-char) allows and
-Kubernetes' reader accepts.  When the C composer fails, the text is read again by ruamel's pure
-composer, which follows YAML 1.2 here; see ``compose_documents``.
+Kubernetes' reader accepts.  When the C composer fails there, the rest of the text is read again
+by libyaml with each such ``:`` in a stand-in character, put back in the values after
+(``_read_refused_colons``), else by ruamel's pure composer, which follows YAML 1.2 here and is
+about 10x slower; see ``_compose_all``.
 """
 
 from __future__ import annotations
@@ -135,6 +137,16 @@ def _pure_loader_class() -> Any:
         max_depth = PURE_MAX_DEPTH
         nodes = 0
 
+        def __init__(self, stream: Any) -> None:
+            from ruamel.yaml.docinfo import DocInfo
+
+            super().__init__(stream)
+            # ... and its Scanner.scan_yaml_directive writes a `%YAML` directive's version
+            # into ``self.loader.doc_infos[-1]``, a list only YAML() makes (main.py, load_all):
+            # without it a text with the directive was "'PureLoader' object has no attribute
+            # 'doc_infos'" (MG002).  One per reader: nothing reads it.
+            self.doc_infos = [DocInfo()]
+
         def compose_node(self, parent: Any, index: Any) -> Any:
             self.nodes += 1
             cancel_step()
@@ -238,7 +250,7 @@ class Oversized:
     document: int  # where the document begins (its first token)
 
 
-def oversized_document(text: str, limit: int = MAX_YAML_NODES) -> Oversized | None:
+def oversized_document(text: str, limit: int | None = None) -> Oversized | None:
     """The first document of ``text`` that composes to more than ``limit`` nodes, else None.
 
     The bound above first, for the whole text and then per stretch of documents; only a
@@ -247,6 +259,8 @@ def oversized_document(text: str, limit: int = MAX_YAML_NODES) -> Oversized | No
     composer reports a real syntax error; this guard is one of time and memory, not of
     safety like the nesting one).
     """
+    if limit is None:
+        limit = MAX_YAML_NODES  # (read here: a test may set it lower)
     if _node_bound(text, 0, len(text)) <= limit or not _loader().c_composer:
         return None  # (without libyaml the pure composer reads on: slower, not guarded)
     from ruamel.yaml.cyaml import CParser
@@ -337,8 +351,7 @@ def compose_documents(text: str, budget: ReadBudget | None = None) -> Iterator[A
                                "in this document", root.start_mark.index, "file")
         yield root
     if big is not None:
-        raise YamlTooLarge(f"this YAML document has more than {MAX_YAML_NODES:,} nodes",
-                           big.document)
+        raise _too_large(big)
 
 
 def composed_nodes(root: Any) -> int:
@@ -366,10 +379,11 @@ def composed_nodes(root: Any) -> int:
 
 def _compose_all(text: str) -> Iterator[Any]:
     loader = _loader()
-    done = 0
+    done = after = 0
     try:
         for node in _compose(loader.cls, text):
             done += 1
+            after = node.end_mark.index
             yield node
         return
     except Exception as exc:  # noqa: BLE001 - ruamel's MarkedYAMLError and the C reader's errors
@@ -381,10 +395,20 @@ def _compose_all(text: str) -> Iterator[Any]:
     # ns-plain-char) allows it, and so does the go-yaml scanner Kubernetes reads manifests with
     # (sigs.k8s.io/yaml -> go-yaml; scannerc.go, yaml_parser_scan_plain_scalar, v2.4.0 and
     # v3.0.1: a plain scalar ends at ':' only when a blank follows, and in flow context at
-    # ',?[]{}').  The pure composer follows YAML 1.2 here, so the file is read again by it from
-    # the document that failed.  Positions are the same character offsets; aliases are still
-    # shared nodes.  If the pure composer fails too, its error is the finding when libyaml's was
-    # that ':' (not an error in YAML 1.2), else libyaml's (the messages users know).
+    # ',?[]{}').  So the rest of the text is read again: by libyaml with each such ':' in a
+    # stand-in character (_read_refused_colons), else by the pure composer, which follows
+    # YAML 1.2 here, from the document that failed.  Positions are the same character
+    # offsets; aliases are still shared nodes.  If the pure composer fails too, its error is
+    # the finding when libyaml's was that ':' (not an error in YAML 1.2), else libyaml's (the
+    # messages users know).
+    if first.message.startswith("found unexpected ':'"):
+        read = _read_refused_colons(text, done, after)
+        if read is not None:
+            roots, big = read
+            yield from roots
+            if big is not None:
+                raise _too_large(big)
+            return
     try:
         yield from _compose(_pure_loader_class(), text, skip=done)
     except Exception as exc:  # noqa: BLE001 - as above, and MaxDepthExceededError
@@ -399,6 +423,92 @@ def _compose_all(text: str) -> Iterator[Any]:
         if first.message.startswith("found unexpected ':'"):
             raise _yaml_error(exc) from None
         raise first from None
+
+
+def _too_large(big: Oversized) -> YamlTooLarge:
+    return YamlTooLarge(f"this YAML document has more than {MAX_YAML_NODES:,} nodes",
+                        big.document)
+
+
+# A `:` libyaml may refuse: after a character that can be in a plain scalar before it (not a
+# blank, a flow indicator or a quote, after which a `:` is a value indicator: `{"a":1}`) and
+# before a non-blank (libyaml's IS_BLANKZ: space, tab, the line breaks, NUL).  The first
+# alternative skips what may be a comment (a `#` at the start of a line or after a blank, to
+# the end of the line): a `:` there, or in a quoted or block scalar that has such a `#` in it,
+# is left alone, which is always safe (see _read_refused_colons).
+_REFUSED_COLON = re.compile(
+    r"(?:^|(?<=[ \t]))#[^\r\n]*+"
+    r"|(?<=[^ \t\r\n\x85\u2028\u2029,\[\]{}\"'])(:)(?=[^ \t\r\n\x85\u2028\u2029\x00])",
+    re.M)
+# Stand-ins for such a `:`: a private-use character the text does not hold.  libyaml reads it
+# as any printable non-blank character (reader.c, yaml_parser_update_buffer: #xE000-#xFFFD are
+# printable; scanner.c: it is no indicator), so a plain scalar goes on through it as YAML 1.2
+# goes on through the `:`.
+_STAND_INS = tuple(map(chr, range(0xE000, 0xE100)))
+
+
+def _read_refused_colons(text: str, done: int, after: int) -> tuple[list[Any], Oversized | None] \
+        | None:
+    """The root nodes of the documents of ``text`` after its first ``done`` (which end at
+    ``after``), read by libyaml with each `:` it may refuse after ``after`` in a stand-in,
+    and what is too large among them; None when that reading is not the text's.
+
+    It is the text's when every stand-in put in is in the value of a scalar whose span holds as
+    many (not in a comment, tag, anchor or directive: replacing a `:` there may change what is
+    read; not in an escape: `"\\ue000"`), and no plain scalar begins with one (a `:` that
+    begins a plain scalar is an indicator in libyaml); then each is a `:` again.  A character
+    in a scalar is only its content, so the tree, its positions and its other values are
+    those of the text.  (A `:` that is no more than content and left alone is read as before;
+    if it is one libyaml refuses, the reading fails, and so does this.)  The nesting and size
+    guards are those of the text itself, on the text read."""
+    stand_in = next((ch for ch in _STAND_INS if ch not in text), None)
+    if stand_in is None:
+        return None
+    read = text[:after] + _REFUSED_COLON.sub(
+        lambda m: stand_in if m.group(1) else m.group(0), text[after:])
+    if nesting_depth_exceeds(read) is not None:
+        return None  # (the pure composer reads a text this deep up to its own limit)
+    big = oversized_document(read)
+    if big is not None:
+        if big.start < after:
+            return None
+        read = read[:big.start]
+    try:
+        roots = list(_compose(_loader().cls, read, skip=done))
+    except Exception:  # noqa: BLE001 - a syntax error: the pure composer's reading decides
+        return None
+    return (roots, big) if _put_back(roots, read, stand_in) == read.count(stand_in, after) \
+        else None
+
+
+def _put_back(roots: list[Any], read: str, stand_in: str) -> int:
+    """Turn each stand-in in a scalar's value of ``roots`` back into `:`; the number turned,
+    or -1 when a scalar's value and its span in ``read`` hold different numbers of them, or a
+    plain scalar begins with one."""
+    from ruamel.yaml.nodes import MappingNode, ScalarNode
+
+    count = 0
+    seen: set[int] = set()
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if type(node) is ScalarNode:
+            value = node.value
+            if stand_in in value:
+                n = value.count(stand_in)
+                if n != read.count(stand_in, node.start_mark.index, node.end_mark.index) or \
+                        (not node.style and value[0] == stand_in):
+                    return -1
+                count += n
+                node.value = value.replace(stand_in, ":")
+        elif type(node) is MappingNode:
+            stack.extend(c for pair in node.value for c in pair)
+        else:
+            stack.extend(node.value)
+    return count
 
 
 # --------------------------------------------------------------------------- scalar positions

@@ -965,11 +965,17 @@ CASES: dict[str, Case] = {
     # `a+=(x)` copied the whole array each time (9.5 MiB of appends: over 40 s)
     "many-array-appends": _full_file("run.sh", lambda n: "a+=(x)\n" * (n // 7)
                                      + 'vllm serve m "${a[@]}"\n'),
-    # libyaml refuses `repo:tag` in a flow mapping: the pure composer reads it, up to
-    # yamlsrc.PURE_MAX_NODES (40+ s and 735 MiB before)
+    # libyaml refuses `repo:tag` in a flow mapping: it reads the text with the `:` in a
+    # stand-in (yamlsrc._read_refused_colons), up to bounds.MAX_YAML_NODES ...
     "flow-mapped-compose-services": _full_file("compose.yaml", lambda n: "services:\n" + "".join(
         f"  s{i}: {{image: vllm/vllm-openai:v0.30.0, command: [serve, m]}}\n"
         for i in range(n // 64))),
+    # ... or, after a `#` on the line (the `:` may be in a comment), the pure composer reads
+    # it, up to yamlsrc.PURE_MAX_NODES (40+ s and 735 MiB before)
+    "flow-mapped-compose-services-after-a-hash": _full_file("compose.yaml", lambda n: (
+        "services:\n" + "".join(
+            f"  s{i}: {{labels: ['a #'], image: vllm/vllm-openai:v0.30.0, command: [serve, m]}}\n"
+            for i in range(n // 84)))),
     # a compose command of `${A}` references: each unknown one was kept with its place (9.5 s,
     # 620 MiB); they spend the file's word budget (bounds.MAX_SHELL_WORDS)
     "compose-many-references": _full_file("compose.yaml", lambda n: (

@@ -273,15 +273,6 @@ def test_flow_plain_scalar_with_colon_is_read_with_exact_positions() -> None:
     assert SourceFile("t", text).line_col(words[2].span.start) == (10, 51)
 
 
-def test_flow_colon_fallback_keeps_a_depth_guard() -> None:
-    from mgpu_lint.yamlsrc import PURE_MAX_DEPTH, YamlError, compose_documents
-    deep = "a: " + "[" * (PURE_MAX_DEPTH + 5) + "x:y" + "]" * (PURE_MAX_DEPTH + 5) + "\n"
-    with pytest.raises(YamlError, match="nesting deeper"):
-        list(compose_documents(deep))
-    shallow = "a: " + "[" * 50 + "x:y" + "]" * 50 + "\n"
-    assert len(list(compose_documents(shallow))) == 1
-
-
 def test_nesting_guard_counts_brackets_per_document(monkeypatch: pytest.MonkeyPatch) -> None:
     """A rendered chart has more brackets than the depth limit in all but few in each document:
     the cheap bound holds per document (no event scan); a deep document after many shallow ones

@@ -608,6 +608,13 @@ def _ansi_quoted(raw: str, start: int, wb: _WordBuilder) -> None:
 # whole lines of blanks or a comment, each ended by a newline
 _BLANK_LINES = re.compile(r"(?:[ \t\r]*+(?:#[^\n]*+)?+\n)++")
 _BLANK_FIRST = frozenset(" \t\r#\n")  # what such a line can start with
+# A line of words the lexer reads as PLAIN tokens between blanks (WS) and a NEWLINE: each word
+# is PLAIN's characters (no digit-led word is followed by `<`/`>`, so none is an OP), none starts
+# with `#` (a COMMENT after a blank), nothing but spaces and tabs between them
+_PLAIN_LINE = re.compile(
+    r"[ \t]*+[^\s'\"\\$`;&|()<>#][^\s'\"\\$`;&|()<>]*+"
+    r"(?:[ \t]++[^\s'\"\\$`;&|()<>#][^\s'\"\\$`;&|()<>]*+)*+\n")
+_LINE_WORD = re.compile(r"[^ \t]+")  # the words of such a line (its newline excluded)
 # a parameter that is only a name, braced (`${NAME}`; `$NAME` is a PARAM token starting with a
 # name character)
 _BRACED_NAME = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -796,12 +803,31 @@ def _commands(text: str, resolve: Resolver | None, arrays: ArrayResolver | None,
                 yield cmd
             cmd = Command(line_start=end)
             last_cont = None
-            if jump[0] <= end and end < length and text[end] in _BLANK_FIRST:
-                blank = _BLANK_LINES.match(text, end)
-                if blank is not None:
-                    # lines after a command's end that hold nothing or a comment: each would
-                    # only end an empty command again (10 million newlines took 22 s)
-                    cmd.line_start = jump[0] = blank.end()
+            if jump[0] > end:
+                continue  # after here-document bodies
+            at = end
+            while True:
+                if at < length and text[at] in _BLANK_FIRST:
+                    blank = _BLANK_LINES.match(text, at)
+                    if blank is not None:
+                        # lines after a command's end that hold nothing or a comment: each
+                        # would only end an empty command again (10 million newlines took 22 s)
+                        cmd.line_start = jump[0] = at = blank.end()
+                line = _PLAIN_LINE.match(text, at)
+                if line is None:
+                    break
+                # a line of literal words (`a`, `vllm serve m --port 8000`): its tokens are PLAIN
+                # and blanks, then the newline; each word as the PLAIN branch takes it, then the
+                # command ends as at a NEWLINE with no continuation or blank before it (100,000
+                # one-word lines took 0.4 s a token at a time)
+                nl = line.end() - 1
+                for w in _LINE_WORD.finditer(text, at, nl):
+                    ws, we = w.span()
+                    one_word(Word(w.group(), CharMap(ws, we - ws, tail=we)), we)
+                if cmd.words or cmd.assignments:
+                    yield cmd
+                cmd = Command(line_start=nl + 1)
+                jump[0] = at = nl + 1
         elif ttype == "PARAM":
             simple = value[1:] if value[1] in _NAME_START else None
             if simple is None and value[1] == "{":

@@ -30,6 +30,10 @@ PIECES = [
     "EOF\n", "<<-E\n", "\tE\n", " <HOST>", " http://<H>:8000", " # c", "#", "w#z", "a=( p",
     " q", ")", "a+=(", "export", " export x=$y", "declare y=$x", "$(cmd)", "`b`", '"$@"',
     '"${arr[@]}"', "${arr[@]}", " x=$y", "'", '"', "`", "\r", " \\\n\n",
+    # lines of literal words, and what makes a line not one
+    "a\n", "a\n", "vllm serve m --port 8000\n", "8000\n", "2\n", " x\n", "\tx\ty\n", "é\n",
+    "{ }\n", "w#z\n", "x=1\n", "x=1 y\n", "a \n", "a\xa0b\n", "\x85\n", "\x0b", "2>", ">\n",
+    "<<EOF\nEOF\n", "a #c\n",
 ]
 VALUES = {"x": "ab", "y": "c d", "e": "", "long": "l" * MAX_VALUE_CHARS,
           "too": "t" * (MAX_VALUE_CHARS + 1)}

@@ -224,3 +224,41 @@ def test_the_package_uses_records_not_the_standard_decorator() -> None:
     assert offenders == [], (
         "use `from mgpu_lint.records import dataclass, field, replace` (same meaning, cheaper "
         "start-up; see linter/records.py)")
+
+
+def test_a_frozen_slotted_record_sets_its_slots_and_a_subclass_goes_through_setattr() -> None:
+    """The __init__ of a frozen slotted record writes each field of an instance of exactly
+    its class with the field's slot descriptor (what ``object.__setattr__`` calls there); an
+    instance of a subclass still goes through ``object.__setattr__``, which finds what the
+    subclass defines, as the standard library's does."""
+    def classes(deco):  # type: ignore[no-untyped-def]
+        @deco(frozen=True, slots=True)
+        class Rec:
+            a: int
+            b: tuple[int, ...] = ()
+            type: str = "t"  # a field's name is a parameter of __init__
+
+        class Shadowed(Rec):
+            __slots__ = ()
+
+            @property
+            def b(self) -> tuple[int, ...]:  # type: ignore[override]
+                return (0,)
+
+        class Wider(Rec):
+            __slots__ = ("c",)
+
+        return Rec, Shadowed, Wider
+
+    ours, std = classes(_ours), classes(_std)
+    for mine, theirs in zip(ours, std):
+        a = outcome(lambda: mine(1, (2,)))
+        b = outcome(lambda: theirs(1, (2,)))
+        assert a[0] == b[0], (a, b)
+        if a[0] == "ok":
+            assert (a[1].a, a[1].b, a[1].type) == (b[1].a, b[1].b, b[1].type) == (1, (2,), "t")
+        else:
+            assert a[1].replace(mine.__qualname__, "") == b[1].replace(theirs.__qualname__, "")
+    assert outcome(lambda: ours[1](1))[0] == "AttributeError"  # the subclass's property
+    source, _ = records._init_source(ours[0], records.fields(ours[0]), True)
+    assert "__records_set_a__(self, a)" in source and "__records_set_b__(self, b)" in source

@@ -265,9 +265,11 @@ def _ignored(rel: str, name: str, is_dir: bool, files: list[_IgnoreFile]) -> boo
     return ignored
 
 
-def walk(root: str, excluded: Callable[[str], bool] | None = None) -> Iterator[str]:
+def walk(root: str, excluded: Callable[[str], bool] | None = None,
+         recursive: bool = True) -> Iterator[str]:
     """Files under ``root``, skipping what ``excluded`` matches (by default VCS and tool
-    directories: config.DEFAULT_EXCLUDE) and what `.gitignore` excludes."""
+    directories: config.DEFAULT_EXCLUDE) and what `.gitignore` excludes; ``recursive`` False:
+    the files of ``root`` itself only."""
     if excluded is None:
         from .config import DEFAULT_EXCLUDE
 
@@ -301,8 +303,9 @@ def walk(root: str, excluded: Callable[[str], bool] | None = None) -> Iterator[s
             elif is_file and not excluded(entry.path) and not _ignored(rel, entry.name, False,
                                                                         local):
                 yield entry.path
-        for sub in reversed(subdirs):
-            stack.append((sub, local))
+        if recursive:
+            for sub in reversed(subdirs):
+                stack.append((sub, local))
 
 
 def candidates(paths: list[str], excluded: Callable[[str], bool] | None = None,

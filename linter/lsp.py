@@ -1,8 +1,15 @@
 """Language server (`mgpu-lint server`): diagnostics for open documents, over stdio.
 
 Each open YAML/JSON, shell, Dockerfile or Markdown document is linted from its in-memory text on
-open, change and save, through the same pipeline as `mgpu-lint - --stdin-filename PATH` (so the
-configuration closest to the file applies, with its suppressions).  The kind comes from the file
+open, change and save, through the same pipeline as the command line (so the configuration
+closest to the file applies, with its suppressions), with the files of its directory as context
+(linter/context.py): its findings are those `mgpu-lint DIR` reports for it, the editor's text
+standing for the file on disk (a Service or HPA in a file beside it links to its launches; a
+sibling's own findings are not shown).  The siblings' readings are kept from one lint to the
+next while they and the side files they read are unchanged (`SIBLINGS`); a lint's findings are
+reused for the same text only while its siblings are the ones it read, and a saved document
+lints the open documents beside it again.  A document with no directory (an untitled buffer) is
+linted alone, as `mgpu-lint - --stdin-filename PATH`.  The kind comes from the file
 name, then a shell shebang, then the editor's language id (for unsaved buffers).  MG017 ("nothing
 checked") is left out: an editor opens files the way a directory walk finds them, not by request.
 
@@ -55,6 +62,7 @@ from .options import Options
 from .policy import GC_YOUNG, LSP_MAX_DIAGNOSTICS
 from .runner import LintCancelled, lint
 from .safeio import SideCache, side_files
+from .context import Siblings, context_of, lint_in_directory
 from .source import SourceFile, Span
 
 if TYPE_CHECKING:
@@ -89,17 +97,43 @@ def lint_path(uri: str, text: str, language_id: str | None) -> str | None:
 SIDE_FILES: SideCache | None = SideCache()
 
 
-def lint_text(path: str, text: str,
-              cancelled: Callable[[], bool] | None = None) -> list[Finding]:
-    """Findings for one in-memory document, as the command line reports them for that file
-    (`LintCancelled` when ``cancelled`` answers True: it is asked while the text is read and
-    before each launch is analysed)."""
+# the readings of the files beside each document, kept from one lint to the next while they
+# and the side files they read are unchanged (linter/context.py); None: the document alone
+SIBLINGS: Siblings | None = Siblings()
+
+
+def in_directory(path: str) -> bool:
+    """Whether the document ``path`` is linted with the files of its directory: a file name
+    (not an untitled buffer's) in a directory that exists."""
+    return os.path.isabs(path) and os.path.isdir(os.path.dirname(path))
+
+
+def lint_document(path: str, text: str, cancelled: Callable[[], bool] | None = None,
+                  disk: str | None = None) -> tuple[list[Finding], tuple[int, ...] | None]:
+    """`lint_text`, and the context it was linted in (`context.Siblings.serials`: None when
+    there is none, or it was not kept)."""
     # the editor's text may hold lone surrogates, which have no UTF-8 form; one `?` each keeps
     # every offset
     clean = text.encode("utf-8", "replace").decode("utf-8")
     with side_files(SIDE_FILES):
-        run = lint([], Options(), stdin_text=clean, stdin_filename=path, cancelled=cancelled)
-    return [f for f in run.findings if f.code != "MG017"]
+        if SIBLINGS is not None and in_directory(path):
+            found, serials = lint_in_directory(path, clean, SIBLINGS, disk, cancelled)
+        else:
+            run = lint([], Options(), stdin_text=clean, stdin_filename=path,
+                       cancelled=cancelled)
+            found, serials = run.findings, None
+    return [f for f in found if f.code != "MG017"], serials
+
+
+def lint_text(path: str, text: str, cancelled: Callable[[], bool] | None = None,
+              disk: str | None = None) -> list[Finding]:
+    """Findings for one in-memory document, as the command line reports them for that file
+    when it lints the document's directory (DECISIONS "The file set": the files beside it are
+    its context, linter/context.py; ``disk``: the file the document is when ``path`` is another
+    name for it, a suffix added for its kind) or, for a document in no directory, the document
+    alone (`LintCancelled` when ``cancelled`` answers True: it is asked while the texts are
+    read and before each launch is analysed)."""
+    return lint_document(path, text, cancelled, disk)[0]
 
 
 class PositionMap:
@@ -303,7 +337,8 @@ class _State:
     """Per-document lint results: the text they were made from and its findings."""
 
     def __init__(self) -> None:
-        self.linted: dict[str, tuple[str, list[Finding]]] = {}
+        # uri -> (text, its findings, the context's serial numbers, linted with a context)
+        self.linted: dict[str, tuple[str, list[Finding], tuple[int, ...] | None, bool]] = {}
         # where "disable" comments go, for the findings list it was made for (`CommentPlaces`)
         self.places: dict[str, tuple[list[Finding], CommentPlaces]] = {}
         self.generation: dict[str, int] = {}
@@ -315,22 +350,46 @@ class _State:
         self.running: list[object] | None = None  # [uri, version, checks asked so far]
 
 
+def _paths(doc: TextDocument, text: str) -> tuple[str | None, str | None]:
+    """The name ``doc``'s ``text`` is linted under (`lint_path`), and the file on disk it is
+    when that name is another (a suffix added for its kind)."""
+    path = lint_path(doc.uri, text, doc.language_id)
+    disk = to_fs_path(doc.uri)
+    return path, disk if disk != path else None
+
+
+def _cached(state: _State, doc: TextDocument, text: str) -> list[Finding] | None:
+    """``doc``'s findings of the last lint, when that was of ``text`` and its context (the
+    files beside it, as the lint read them) is as it was (a stat of each)."""
+    cached = state.linted.get(doc.uri)
+    if cached is None or cached[0] != text:
+        return None
+    if cached[2] is not None:
+        path, disk = _paths(doc, text)
+        if path is None or SIBLINGS is None or context_of(path, SIBLINGS, disk) != cached[2]:
+            return None
+    elif cached[3]:
+        return None  # linted with a context that was not kept: read it again
+    return cached[1]
+
+
 def _lint_doc(state: _State, doc: TextDocument, text: str | None = None,
               cancelled: Callable[[], bool] | None = None) -> list[Finding]:
     """``doc``'s findings for ``text`` (its current text by default), from the cache when that
-    text was linted last; a cancelled run caches nothing."""
+    text was linted last in the same context; a cancelled run caches nothing."""
     text = doc.source if text is None else text
-    cached = state.linted.get(doc.uri)
-    if cached is not None and cached[0] == text:
-        return cached[1]
-    path = lint_path(doc.uri, text, doc.language_id)
+    hit = _cached(state, doc, text)
+    if hit is not None:
+        return hit
+    path, disk = _paths(doc, text)
     state.runs += 1
     # the comment places of the text linted before are of no use now, and may be large (a
     # 9.5 MB YAML text composed: 445 MB): let them go before this lint, not at the next
     # codeAction after it
     state.places.pop(doc.uri, None)
-    found = lint_text(path, text, cancelled) if path else []
-    state.linted[doc.uri] = (text, found)
+    found, serials = lint_document(path, text, cancelled, disk) if path else ([], None)
+    state.linted[doc.uri] = (text, found, serials,
+                             bool(path and SIBLINGS is not None and in_directory(path)))
     return found
 
 
@@ -389,9 +448,9 @@ def create_server() -> LanguageServer:
         after each edit; each of those lints ran to its end, in turn, before the debounced
         run of the last text (four edits 0.12 s apart on 200 KB: its diagnostics 2.4-3 s
         after it)."""
-        cached = state.linted.get(doc.uri)
-        if cached is not None and cached[0] == text:
-            return cached[1]
+        hit = _cached(state, doc, text)
+        if hit is not None:
+            return hit
         gen = state.generation.get(doc.uri, 0)
 
         def changed() -> bool:
@@ -411,6 +470,8 @@ def create_server() -> LanguageServer:
     def relint_all(ls: LanguageServer) -> None:
         find_for_directory.cache_clear()
         links.clear()
+        if SIBLINGS is not None:
+            SIBLINGS.clear()  # the excludes and `[images]` tables they were read with
         state.linted.clear()
         state.places.clear()
         for doc in list(ls.workspace.text_documents.values()):
@@ -442,9 +503,9 @@ def create_server() -> LanguageServer:
             return  # a newer change arrived during the quiet period: its own run lints it
         doc = ls.workspace.get_text_document(uri)
         text, version = doc.source, doc.version
-        cached = state.linted.get(uri)
-        if cached is not None and cached[0] == text:
-            send(ls, doc, text, cached[1], version)
+        hit = _cached(state, doc, text)
+        if hit is not None:
+            send(ls, doc, text, hit, version)
             return
         run: list[object] = [uri, version, 0]
 
@@ -492,6 +553,13 @@ def create_server() -> LanguageServer:
             relint_all(ls)
         else:
             publish(ls, ls.workspace.get_text_document(uri))
+            # the open documents beside it have it as context: each is linted again when the
+            # file it read is no longer the one on disk (`_cached`)
+            folder = os.path.dirname(to_fs_path(uri) or "")
+            for doc in list(ls.workspace.text_documents.values()):
+                if doc.uri != uri and folder and \
+                        os.path.dirname(to_fs_path(doc.uri) or "") == folder:
+                    publish(ls, doc)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def did_change_watched(ls: LanguageServer,

@@ -7,7 +7,7 @@ that file (an internal error the user should report), never a traceback.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Callable, Mapping
+from typing import TYPE_CHECKING, Callable, Iterator, Mapping
 
 from .analyze import FileSet, analyze
 from . import bounds
@@ -112,54 +112,84 @@ def discover_inputs(paths: list[str], options: "Options | None" = None
     return out
 
 
+# what reading one input gave: the finding that stands for it (it could not be read, or is not
+# a kind mgpu-lint reads) or its sources' result (None: not read, or nothing in it can matter)
+Outcome = tuple[Finding | None, FileResult | None]
+
+
+def extract_input(src: SourceFile | None, err: Finding | None, explicit: bool,
+                  config_of: "Callable[[str], LoadedConfig] | None" = None) -> Outcome:
+    """One input read (``src``, or the MG001 ``err`` of its reading) run through its source;
+    ``explicit``: named on the command line (an unknown kind is then an MG017)."""
+    if err is not None:
+        return err, None
+    assert src is not None
+    if src.kind == "unknown":
+        if explicit:
+            return Finding(
+                "MG017", Severity.INFO,
+                "not a file kind mgpu-lint reads (Kubernetes/compose YAML or JSON, shell "
+                "script, Dockerfile, Markdown); nothing checked", src, Span(0, 0),
+                hint="name the file so its kind shows (.yaml, .sh, Dockerfile, .md) or add a "
+                     "shell shebang"), None
+        return None, None
+    table = config_of(src.path).settings.images if config_of is not None else None
+    if not table and not may_matter(src.text, src.kind):
+        # no launch, linked object or directive can be in it (linter/prepass.py); a custom
+        # image need not name an engine, so a configured `[images]` table reads every file
+        return None, None
+    return None, extract_file(src, table)
+
+
+def text_source(name: str, text: str, limit: int
+                ) -> tuple[SourceFile | None, Finding | None]:
+    """An input given as text (stdin, an editor's document) read as a file named ``name``."""
+    from .discover import decode
+
+    data = text.encode("utf-8", "surrogateescape")
+    return (decode(name, data, kind_by_name(name)) if len(data) <= limit else
+            (None, too_big(name, f"more than {limit:,} bytes", limit)))
+
+
 @side_files()
 def read_files(paths: list[str], stdin_text: str | None = None,
                stdin_filename: str | None = None, command: str | None = None,
                max_bytes: int | None = None,
                found: list[tuple[str, str | None, bool]] | None = None,
-               config_of: "Callable[[str], LoadedConfig] | None" = None) -> RunResult:
+               config_of: "Callable[[str], LoadedConfig] | None" = None,
+               outcome_of: "Callable[[str, str | None, bool], Outcome] | None" = None
+               ) -> RunResult:
     """Read every input and run the sources on it (no rules yet); ``found``: the files
     discover_inputs chose (by default, everything under ``paths`` with the default excludes);
     ``config_of``: the configuration that applies to a file (its `[images]` table reaches the
-    sources here, the one place they receive configuration)."""
+    sources here, the one place they receive configuration); ``outcome_of``: what reading a
+    file of ``found`` gives, instead of reading it here (the language server's document and the
+    files beside it, kept from one lint to the next: linter/context.py)."""
     run = RunResult()
-    inputs: list[tuple[SourceFile | None, Finding | None, bool]] = []
-    if command is not None:
-        inputs.append((SourceFile("<command>", command, "command"), None, True))
     limit = max_bytes or MAX_FILE_BYTES
-    for path, kind, explicit in found if found is not None else discover_inputs(paths):
-        src, err = read_source(path, kind, limit)
-        inputs.append((src, err, explicit))
-    if "-" in paths or stdin_text is not None:
-        name = stdin_filename or "<stdin>"
-        from .discover import decode
 
-        data = (stdin_text or "").encode("utf-8", "surrogateescape")
-        src, err = (decode(name, data, kind_by_name(name)) if len(data) <= limit else
-                    (None, too_big(name, f"more than {limit:,} bytes", limit)))
-        inputs.append((src, err, True))
+    def outcomes() -> Iterator[tuple[Outcome, bool]]:
+        if command is not None:
+            yield extract_input(SourceFile("<command>", command, "command"), None, True,
+                                config_of), True
+        for path, kind, explicit in found if found is not None else discover_inputs(paths):
+            if outcome_of is not None:
+                yield outcome_of(path, kind, explicit), explicit
+            else:
+                yield extract_input(*read_source(path, kind, limit), explicit, config_of), \
+                    explicit
+        if "-" in paths or stdin_text is not None:
+            yield extract_input(*text_source(stdin_filename or "<stdin>", stdin_text or "",
+                                             limit), True, config_of), True
+
     named: list[FileResult] = []  # files named on the command line without a launch (MG017)
-    for src, err, explicit in inputs:
+    for (err, result), explicit in outcomes():
         run.file_count += 1
         if err is not None:
             run.findings.append(err)
             continue
-        assert src is not None
-        if src.kind == "unknown":
-            if explicit:
-                run.findings.append(Finding(
-                    "MG017", Severity.INFO,
-                    "not a file kind mgpu-lint reads (Kubernetes/compose YAML or JSON, shell "
-                    "script, Dockerfile, Markdown); nothing checked", src, Span(0, 0),
-                    hint="name the file so its kind shows (.yaml, .sh, Dockerfile, .md) or add a "
-                         "shell shebang"))
+        if result is None:
             continue
-        table = config_of(src.path).settings.images if config_of is not None else None
-        if not table and not may_matter(src.text, src.kind):
-            # no launch, linked object or directive can be in it (linter/prepass.py); a custom
-            # image need not name an engine, so a configured `[images]` table reads every file
-            continue
-        result = extract_file(src, table)
         run.files.append(result)
         run.findings.extend(result.findings)
         if explicit and not result.launches:
@@ -170,8 +200,8 @@ def read_files(paths: list[str], stdin_text: str | None = None,
     if any(r.kserve for r in run.files):
         from .sources import join_kserve
 
-        found, joined = join_kserve(run.files)
-        run.findings.extend(found)
+        joins, joined = join_kserve(run.files)
+        run.findings.extend(joins)
     # a Dockerfile that a compose service in this run is built from: its launch is checked there
     built = {la.context.built_from for r in run.files for la in r.launches if la.context.built_from}
     for result in named:
@@ -268,26 +298,57 @@ def selector(options: Options, cfg: "LoadedConfig", path: str) -> Callable[[str]
     return is_selected
 
 
+@dataclass(slots=True)
+class Focus:
+    """The one file of a run whose findings are wanted (the language server's document, linted
+    with the files beside it): its path, and the text read for it (None: nothing in it was
+    read by a source; set by the reading, runner.read_files' ``outcome_of``)."""
+
+    path: str
+    source: SourceFile | None
+
+
+def touches(launch: Launch, focus: SourceFile, fileset: FileSet) -> bool:
+    """Whether a finding of ``launch`` can be placed in ``focus``: its own launch, one joined
+    from it (findings.placed), or one that a Service or HPA of it links to (MG602, MG704
+    report at the Service's type, the HPA's metric)."""
+    if launch.source is focus or any(p is focus for _, p in launch.source.parts):
+        return True
+    links = fileset.links
+    return any(s.source is focus for s in links.services_of(launch)) or \
+        any(h.source is focus for h in links.hpas_of(launch))
+
+
 @side_files()  # the files read and the launches analysed share one cache
 def lint(paths: list[str], options: Options, stdin_text: str | None = None,
          stdin_filename: str | None = None, command: str | None = None,
-         cancelled: Callable[[], bool] | None = None) -> RunResult:
+         cancelled: Callable[[], bool] | None = None,
+         found: list[tuple[str, str | None, bool]] | None = None,
+         outcome_of: Callable[[str, str | None, bool], Outcome] | None = None,
+         focus: Focus | None = None) -> RunResult:
     """Everything: read, find launches, analyse them, apply configuration and suppressions.
 
     ``cancelled``, when given, is asked after the files are read and before each launch is
     analysed, and while the files are read (linter/cancel.py); when it answers True the run
-    stops there with `LintCancelled`."""
+    stops there with `LintCancelled`.  ``found`` and ``outcome_of``: the files to lint and what
+    reading each gives (read_files); ``focus``: only that file's findings are made (the launches
+    that can place one there are analysed, the others are context) and returned."""
     from . import suppress
     from .config import config_for
 
     max_bytes = options.config.settings.max_file_size if options.config else None
     with asking(cancelled):
         run = read_files(paths, stdin_text, stdin_filename, command, max_bytes,
-                         discover_inputs(paths, options),
-                         config_of=lambda path: config_for(path, options.config))
+                         found if found is not None else discover_inputs(paths, options),
+                         config_of=lambda path: config_for(path, options.config),
+                         outcome_of=outcome_of)
     if cancelled is not None and cancelled():
         raise LintCancelled
     fileset = FileSet(run.services, run.hpas, run.launches)
+    # the results whose findings are not wanted (a file of the focus's path read by another
+    # file's source from disk, not from the editor's text, is not the focus either)
+    others: set[int] = set() if focus is None else {
+        id(r.source) for r in run.files if r.source is not focus.source}
     by_source: dict[int, list[Finding]] = {}
     sources: dict[int, SourceFile] = {}
     anchors: dict[int, tuple[int, ...]] = {}
@@ -302,16 +363,19 @@ def lint(paths: list[str], options: Options, stdin_text: str | None = None,
         for launch in result.launches:
             if cancelled is not None and cancelled():
                 raise LintCancelled
+            if focus is not None and (focus.source is None
+                                      or not touches(launch, focus.source, fileset)):
+                continue
             try:
-                found = analyze(launch, cfg.settings, options, fileset)
-                found = [*found, *side_cut_findings(launch.source)]
+                made = analyze(launch, cfg.settings, options, fileset)
+                made = [*made, *side_cut_findings(launch.source)]
             except Exception as exc:  # noqa: BLE001 - errors are values
-                found = [internal_error(src, exc)]
+                made = [internal_error(src, exc)]
             first = src.line_col(launch.program.span.start)[0]
             lines = (first,)
             if launch.context.container_name is not None and launch.context.container_name.span:
                 lines = (first, src.line_col(launch.context.container_name.span.start)[0])
-            for f in found:
+            for f in made:
                 if f.source is src:
                     anchors[id(f)] = lines
                 else:
@@ -320,8 +384,13 @@ def lint(paths: list[str], options: Options, stdin_text: str | None = None,
                     anchors[id(f)] = _object_lines(launch, f.source)
                     sources[id(f.source)] = f.source
                 by_source.setdefault(id(f.source), []).append(f)
+    if focus is not None:
+        by_source = {key: fs for key, fs in by_source.items()
+                     if key not in others and sources[key].path == focus.path}
     for result in run.files:
         src = result.source
+        if id(src) in others:
+            continue
         if result.ignores:
             annotations.update(suppress.annotation_codes(by_source.get(id(src), ()),
                                                          result.ignores))
@@ -337,7 +406,7 @@ def lint(paths: list[str], options: Options, stdin_text: str | None = None,
         if dirs and is_selected("MG012"):
             final.extend(suppress.unused(src, dirs, is_selected))
     for result in run.files:
-        if id(result.source) not in by_source:
+        if id(result.source) not in by_source and id(result.source) not in others:
             src = result.source
             dirs = suppress.directives(src)
             cfg = config_for(src.path, options.config)

@@ -130,6 +130,31 @@ def side_files(keep: SideCache | None = None) -> Iterator[None]:
         _RUN.reset(token)
 
 
+# the side files a block read (``recorded``): (path, its state when read, None: no such file)
+_READS: ContextVar[list[tuple[str, tuple[int, ...] | None]] | None] = ContextVar(
+    "mgpu_lint_side_reads", default=None)
+
+
+@contextmanager
+def recorded() -> Iterator[list[tuple[str, tuple[int, ...] | None]]]:
+    """The side files ``memo`` reads inside this block, each with its state then (``state``),
+    for a cache of what the block made from them (the language server's files beside its
+    document, linter/context.py: a compose file's reading depends on its .env and the
+    Dockerfiles it builds)."""
+    reads: list[tuple[str, tuple[int, ...] | None]] = []
+    token = _READS.set(reads)
+    try:
+        yield reads
+    finally:
+        _READS.reset(token)
+
+
+def state(path: str) -> tuple[int, ...] | None:
+    """The file's identity and state (device, inode, type, size, modification and change
+    times), None when it cannot be stat'ed: the key of what is kept of a file (``memo``)."""
+    return _state(path)
+
+
 def _state(path: str) -> tuple[int, ...] | None:
     try:
         st = os.stat(path)
@@ -171,7 +196,10 @@ def memo(path: str, kind: tuple[Any, ...], load: Callable[[str], T],
     from .bounds import SIDE_BYTES_PER_FILE
 
     run = _RUN.get()
-    before = _state(path) if run is not None else None
+    reads = _READS.get()
+    before = _state(path) if run is not None or reads is not None else None
+    if reads is not None:
+        reads.append((path, before))
     if run is None or before is None:
         return load(path)
     ident = (before[0], before[1])

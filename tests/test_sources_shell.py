@@ -332,3 +332,32 @@ def test_a_word_of_many_known_references_is_not_parsed_reference_by_reference(mo
         assert (word.cmap.span(1 + 2 * k, 3 + 2 * k).start,
                 word.cmap.span(1 + 2 * k, 3 + 2 * k).end) == (at, at + 2)
     assert [r.name for r in cmd.words[4].unresolved] == ["z"]
+
+
+def test_every_program_the_launch_search_reads_is_one_it_looks_at() -> None:
+    """search_script skips a command whose program is none of commandline._PROGRAMS (or a
+    python): every name _unwrap and find_launches compare a program's name with must be there,
+    else a launch behind a new wrapper would be skipped."""
+    import ast
+    import inspect
+
+    from mgpu_lint.source import CharMap, Word
+    from mgpu_lint.sources import commandline
+
+    compared: set[str] = set()
+    for fn in (commandline._unwrap, commandline.find_launches):
+        for node in ast.walk(ast.parse(inspect.getsource(fn))):
+            if isinstance(node, ast.Compare) and isinstance(node.left, ast.Name) and \
+                    node.left.id == "name":
+                for right in node.comparators:
+                    if isinstance(right, ast.Constant):
+                        compared.add(right.value)
+                    elif isinstance(right, (ast.Tuple, ast.Set, ast.List)):
+                        compared.update(e.value for e in right.elts)
+                    elif isinstance(right, ast.Name):
+                        compared.update(getattr(commandline, right.id))
+    assert len(compared) > 30 and compared <= commandline._PROGRAMS, \
+        sorted(compared - commandline._PROGRAMS)
+    assert all(commandline._may_launch(Word(p, CharMap.linear(0, len(p))))
+               for p in ("/usr/bin/vllm", "python3.11", "python", "./llama-server/"))
+    assert not commandline._may_launch(Word("a", CharMap.linear(0, 1)))

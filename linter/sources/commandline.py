@@ -9,7 +9,6 @@ program word decides the engine.
 
 from __future__ import annotations
 
-import posixpath
 import re
 from bisect import bisect_left, bisect_right
 from typing import Callable, Iterable, Mapping
@@ -173,6 +172,10 @@ def search_script(text: str, outer: Word | None, scope: Scope,
                     name, _, value = w.text.partition("=")
                     env[name] = EnvVar(name, kept(w, value), w.sub(len(name) + 1))
             continue
+        if not _may_launch(cmd_words[0]):
+            for _, w in assigns:
+                kept(w, w.text)  # spent as for the launches' environment below
+            continue
         local = env.view({name: EnvVar(name, kept(w, w.text), w.span) for name, w in assigns})
         result = find_launches(cmd_words, Scope(scope.source, scope.context, env=local,
                                                 version_pin=scope.version_pin,
@@ -314,7 +317,30 @@ class WordComposer:
 
 
 def _basename(word: Word) -> str:
-    return posixpath.basename(word.text.rstrip("/"))
+    # posixpath.basename's own arithmetic (the text after the last `/`), without its fspath
+    # and separator calls: asked twice for each command of a script
+    text = word.text.rstrip("/")
+    return text[text.rfind("/") + 1:]
+
+
+# Every program name _unwrap or find_launches acts on (besides PYTHON_PROGRAM): a command whose
+# program is none of them holds no launch, and search_script goes on without looking further
+# (a 200 KB script of one-word commands spent a third of its lint in find_launches).
+# tests/test_sources_shell.py checks that each name their branches compare with is here.
+_PROGRAMS = frozenset({
+    # wrappers (_unwrap)
+    "exec", "nohup", "time", "command", "builtin", "setsid", "caffeinate", "conda", "mamba",
+    "micromamba", "env", "sudo", "timeout", "nice", "numactl", "taskset", "stdbuf", "uv",
+    # programs (find_launches)
+    *_SHELLS, "eval", "docker", "podman", "nerdctl", "sglang", *_ROUTER_SCRIPTS, "vllm",
+    "llama-server", "rpc-server", "ggml-rpc-server", "tools.sh",
+})
+
+
+def _may_launch(program: Word) -> bool:
+    """Whether find_launches may find a launch in a command whose first word is ``program``."""
+    name = _basename(program)
+    return name in _PROGRAMS or PYTHON_PROGRAM.match(name) is not None
 
 
 def _unwrap(words: list[Word], scope: Scope) -> tuple[list[Word], Mapping[str, EnvVar]]:

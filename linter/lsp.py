@@ -344,7 +344,7 @@ class _State:
         self.generation: dict[str, int] = {}
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mgpu-lint")
         # what tests read through workspace/executeCommand `mgpu-lint.stats`: lints started,
-        # and the debounced runs' recent events [event, uri, version, checks asked]
+        # and the recent events of the runs on the worker [event, uri, version, checks asked]
         self.runs = 0
         self.log: deque[list[object]] = deque(maxlen=64)
         self.running: list[object] | None = None  # [uri, version, checks asked so far]
@@ -475,7 +475,7 @@ def create_server() -> LanguageServer:
         state.linted.clear()
         state.places.clear()
         for doc in list(ls.workspace.text_documents.values()):
-            publish(ls, doc)
+            schedule(ls, doc.uri)
 
     @server.feature(types.INITIALIZED)
     def initialized(ls: LanguageServer, params: types.InitializedParams) -> None:
@@ -489,9 +489,22 @@ def create_server() -> LanguageServer:
                         types.FileSystemWatcher(glob_pattern=f"**/{name}")
                         for name in CONFIG_NAMES]))]))
 
+    def schedule(ls: LanguageServer, uri: str) -> None:
+        """Lint ``uri``'s text on the worker and publish, as a change does but without its
+        quiet period: a document opened, saved or beside one saved, or every open one when a
+        configuration changes.  Linted inline on the event loop (pygls's one thread), an open
+        of a 200 KB document with its directory read as context held every later message for
+        about a second, an edit typed just after it too."""
+        gen = state.generation.get(uri, 0) + 1
+        state.generation[uri] = gen
+        asyncio.ensure_future(relint(ls, uri, gen))
+
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(ls: LanguageServer, params: types.DidOpenTextDocumentParams) -> None:
-        publish(ls, ls.workspace.get_text_document(params.text_document.uri))
+    async def did_open(ls: LanguageServer, params: types.DidOpenTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        gen = state.generation.get(uri, 0) + 1
+        state.generation[uri] = gen
+        await relint(ls, uri, gen)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     async def did_change(ls: LanguageServer, params: types.DidChangeTextDocumentParams) -> None:
@@ -501,7 +514,16 @@ def create_server() -> LanguageServer:
         await asyncio.sleep(DEBOUNCE)
         if state.generation.get(uri) != gen:
             return  # a newer change arrived during the quiet period: its own run lints it
-        doc = ls.workspace.get_text_document(uri)
+        await relint(ls, uri, gen)
+
+    async def relint(ls: LanguageServer, uri: str, gen: int) -> None:
+        """Lint the document's text of generation ``gen`` on the worker and publish its
+        diagnostics, unless a newer generation (a change) is asked for meanwhile."""
+        if state.generation.get(uri) != gen:
+            return
+        doc = ls.workspace.text_documents.get(uri)
+        if doc is None:
+            return  # closed meanwhile
         text, version = doc.source, doc.version
         hit = _cached(state, doc, text)
         if hit is not None:
@@ -552,14 +574,14 @@ def create_server() -> LanguageServer:
             # a configuration changed: every open document may lint differently now
             relint_all(ls)
         else:
-            publish(ls, ls.workspace.get_text_document(uri))
+            schedule(ls, uri)
             # the open documents beside it have it as context: each is linted again when the
             # file it read is no longer the one on disk (`_cached`)
             folder = os.path.dirname(to_fs_path(uri) or "")
             for doc in list(ls.workspace.text_documents.values()):
                 if doc.uri != uri and folder and \
                         os.path.dirname(to_fs_path(doc.uri) or "") == folder:
-                    publish(ls, doc)
+                    schedule(ls, doc.uri)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def did_change_watched(ls: LanguageServer,

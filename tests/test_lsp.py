@@ -745,10 +745,35 @@ def test_an_edit_during_a_long_lint_abandons_the_stale_run(client: Client,
     assert {d["code"] for d in published["diagnostics"]} == {"MG004", "MG013", "MG702",
                                                               "MG703"}
     log = events()
-    assert [(e[0], e[2]) for e in log] == [
-        ("start", 2), ("cancelled", 2), ("start", 3), ("done", 3)]
-    checked = log[1][3]  # one check once the text is read, then one before each launch
+    assert [(e[0], e[2]) for e in log] == [  # the open's run (on the worker too), then these
+        ("start", 1), ("done", 1), ("start", 2), ("cancelled", 2), ("start", 3), ("done", 3)]
+    checked = log[3][3]  # one check once the text is read, then one before each launch
     assert 1 <= checked < count + 1  # stopped with launches of the outdated text left
+
+
+def test_an_edit_just_after_opening_a_long_document_is_not_held_behind_its_lint(
+        client: Client, tmp_path: Path) -> None:
+    """An open is linted on the worker as an edit is, not inline on the server's one event
+    loop: an edit sent while the opened text is being linted is read at once, stops that run
+    (nothing published for it) and is the one answered.  Linted inline, the open's run went
+    to its end (about a second of 1,500 Deployments, longer with its directory as context)
+    before the edit was even read."""
+    uri = (tmp_path / "opened.yaml").as_uri()
+    client.notify("textDocument/didOpen", {"textDocument": {
+        "uri": uri, "languageId": "yaml", "version": 1, "text": _big("o", 1500)}})
+
+    def events() -> list[list[Any]]:
+        log = client.request("workspace/executeCommand", {"command": "mgpu-lint.stats"})["log"]
+        return [e for e in log if e[1] == uri]
+
+    deadline = time.monotonic() + TIMEOUT
+    while ["start", uri, 1, 0] not in events():
+        assert time.monotonic() < deadline, "the lint of the opened text never started"
+        time.sleep(0.005)
+    published = client.change(uri, FIXABLE, 2)
+    assert published["version"] == 2
+    assert [(e[0], e[2]) for e in events()] == [
+        ("start", 1), ("cancelled", 1), ("start", 2), ("done", 2)]
 
 
 def test_a_cancelled_lint_stops_before_the_next_launch() -> None:

@@ -432,12 +432,18 @@ def _too_large(big: Oversized) -> YamlTooLarge:
 
 # A `:` libyaml may refuse: after a character that can be in a plain scalar before it (not a
 # blank, a flow indicator or a quote, after which a `:` is a value indicator: `{"a":1}`) and
-# before a non-blank (libyaml's IS_BLANKZ: space, tab, the line breaks, NUL).  The first
-# alternative skips what may be a comment (a `#` at the start of a line or after a blank, to
-# the end of the line): a `:` there, or in a quoted or block scalar that has such a `#` in it,
-# is left alone, which is always safe (see _read_refused_colons).
+# before a non-blank (libyaml's IS_BLANKZ: space, tab, the line breaks, NUL).  The other
+# alternatives, tried first at each place, pass over what holds no such `:` as a whole: a quoted
+# scalar (a quote where a scalar can begin: at a line's start or after a blank, `[`, `{` or
+# `,`; to its closing quote, escapes and line breaks included) and what may be a comment (a
+# `#` at a line's start or after a blank, to the end of the line).  Where these guesses are
+# wrong (a quote in a block scalar's text), a `:` is left alone or replaced where it need not
+# be; either way _read_refused_colons sees it (the reading fails, or a stand-in is where no
+# `:` was refused) and the pure composer reads the text.  Each character is passed once: a
+# quote with no closing one scans to the end once, then no quote of its kind is left.
 _REFUSED_COLON = re.compile(
-    r"(?:^|(?<=[ \t]))#[^\r\n]*+"
+    r"""(?:^|(?<=[ \t\[{,]))(?:"(?:[^"\\]|\\[\s\S])*+"|'(?:[^']|'')*+')"""
+    r"|(?:^|(?<=[ \t]))#[^\r\n]*+"
     r"|(?<=[^ \t\r\n\x85\u2028\u2029,\[\]{}\"'])(:)(?=[^ \t\r\n\x85\u2028\u2029\x00])",
     re.M)
 # Stand-ins for such a `:`: a private-use character the text does not hold.  libyaml reads it

@@ -42,8 +42,8 @@ def _read(text: str) -> list:
 # Scalars as written in a flow collection: most with a `:` libyaml refuses, some with one it
 # reads (`"q":1`), some that make the stand-ins unusable (an escape of one, a `#` before it).
 _SCALARS = ["a", "b:c", "repo:tag", "http://h:1", "'q:r'", '"d:e"', "k::v", "a:", "é:ü",
-            "u/v:w-x", "1", "-x:y", '"\\ue000"', "'a #'", "!!str s:t", "&an v:w", "*an"]
-_WEIGHTS = [6, 8, 8, 6, 3, 3, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1]
+            "u/v:w-x", "1", "-x:y", '"\\ue000"', "'a #'", "!!str s:t", "&an v:w", "*an", "don 't"]
+_WEIGHTS = [6, 8, 8, 6, 3, 3, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1]
 
 
 def _scalar(r: random.Random, anchored: list[bool]) -> str:
@@ -129,17 +129,29 @@ def test_refused_colons_read_by_libyaml_as_the_pure_composer_reads_them(monkeypa
     assert fast > 250 and refused - fast > 500, (refused, fast)
 
 
-def test_a_stand_in_in_a_comment_or_an_escape_is_not_used() -> None:
+def test_what_holds_no_refused_colon_is_passed_over() -> None:
+    """A quoted scalar and a comment are passed over whole: a `:` in them is not replaced
+    (libyaml reads it), and a `#` in a quoted scalar is no comment."""
     real = yamlsrc._read_refused_colons
-    # the `:` after ` #` on a line is not replaced (it may be in a comment); it is in a
-    # scalar here, so libyaml refuses it again and the pure composer reads the text
-    text = 'a: ["x #", b:c]\n'
-    assert real(text, 0, 0) is None
-    assert _read(text) == [("M", (0, 16, False, "tag:yaml.org,2002:map"), [
+    text = "a: ['x #', b:c, \"d:e\"] # see f:g\n"
+    roots, big = real(text, 0, 0)
+    assert big is None and [n.value for n in roots[0].value[0][1].value] == ["x #", "b:c", "d:e"]
+    assert _read(text) == [("M", (0, 33, False, "tag:yaml.org,2002:map"), [
         (("S", "a", None, None, (0, 1)),
-         ("Q", (3, 15, True, "tag:yaml.org,2002:seq"), [
-             ("S", "x #", '"', "tag:yaml.org,2002:str", (4, 9)),
-             ("S", "b:c", None, None, (11, 14))]))])]
+         ("Q", (3, 22, True, "tag:yaml.org,2002:seq"), [
+             ("S", "x #", "'", "tag:yaml.org,2002:str", (4, 9)),
+             ("S", "b:c", None, None, (11, 14)),
+             ("S", "d:e", '"', "tag:yaml.org,2002:str", (16, 21))]))])]
+
+
+def test_a_stand_in_that_cannot_be_the_texts_is_not_used() -> None:
+    real = yamlsrc._read_refused_colons
+    # an apostrophe after a blank inside a plain scalar is taken for a quote (to the next
+    # one): the `:` after it is left alone, libyaml refuses it again, and the pure composer
+    # reads the text
+    text = "a: [don 't, b:c, isn 't]\n"
+    assert real(text, 0, 0) is None
+    assert [v[1] for v in _read(text)[0][2][0][1][2]] == ["don 't", "b:c", "isn 't"]
     # an escape makes a stand-in that no `:` was: not turned into one
     text = 'a: [b:c, "\\ue000"]\n'
     assert real(text, 0, 0) is None
@@ -162,8 +174,8 @@ def test_only_the_documents_after_those_read_are_read_again() -> None:
 def test_a_yaml_directive_is_read_by_the_pure_composer() -> None:
     """ruamel's scanner writes a `%YAML` directive's version where only its YAML() front end
     makes room for it: the pure composer's reading failed with an AttributeError message."""
-    text = '%YAML 1.2\n---\na: ["x #", b:c]\n'
-    assert [v[1] for v in _read(text)[0][2][0][1][2]] == ["x #", "b:c"]
+    text = "%YAML 1.2\n---\na: [don 't, b:c, isn 't]\n"
+    assert [v[1] for v in _read(text)[0][2][0][1][2]] == ["don 't", "b:c", "isn 't"]
 
 
 @pytest.mark.parametrize("levels", [50, yamlsrc.PURE_MAX_DEPTH + 5])
@@ -172,7 +184,7 @@ def test_deep_flow_colons_keep_the_depth_guard(levels: int) -> None:
     pure composer with its own (PURE_MAX_DEPTH)."""
     fast = "a: " + "[" * levels + "x:y" + "]" * levels + "\n"
     assert len(list(yamlsrc.compose_documents(fast))) == 1
-    slow = "a: " + "[" * levels + '"a #", x:y' + "]" * levels + "\n"
+    slow = "a: " + "[" * levels + "don 't, x:y, isn 't" + "]" * levels + "\n"
     if levels > yamlsrc.PURE_MAX_DEPTH:
         with pytest.raises(yamlsrc.YamlError, match="nesting deeper"):
             list(yamlsrc.compose_documents(slow))

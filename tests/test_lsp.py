@@ -717,6 +717,20 @@ def test_an_edit_during_a_running_lint_ends_with_the_latest_text(client: Client,
     assert len(published["diagnostics"]) < 10  # the small document's findings
 
 
+def _events(client: Client, uri: str) -> list[list[Any]]:
+    """The server's recent events of its runs of ``uri`` (`mgpu-lint.stats`)."""
+    log = client.request("workspace/executeCommand", {"command": "mgpu-lint.stats"})["log"]
+    return [e for e in log if e[1] == uri]
+
+
+def _started(client: Client, uri: str, version: int) -> None:
+    """Wait until the server's run of ``version`` of ``uri`` has started."""
+    deadline = time.monotonic() + TIMEOUT
+    while ["start", uri, version, 0] not in _events(client, uri):
+        assert time.monotonic() < deadline, f"the lint of version {version} never started"
+        time.sleep(0.005)
+
+
 def test_an_edit_during_a_long_lint_abandons_the_stale_run(client: Client,
                                                           tmp_path: Path) -> None:
     """An edit while a long lint runs stops that run: it publishes nothing, and the latest
@@ -729,14 +743,7 @@ def test_an_edit_during_a_long_lint_abandons_the_stale_run(client: Client,
     client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2},
                                              "contentChanges": [{"text": _big("c", count)}]})
 
-    def events() -> list[list[Any]]:
-        log = client.request("workspace/executeCommand", {"command": "mgpu-lint.stats"})["log"]
-        return [e for e in log if e[1] == uri]
-
-    deadline = time.monotonic() + TIMEOUT
-    while ["start", uri, 2, 0] not in events():
-        assert time.monotonic() < deadline, "the lint of version 2 never started"
-        time.sleep(0.005)
+    _started(client, uri, 2)
     latest = FIXABLE.replace("name: qwen", "name: qwen-latest")  # not the cached text
     client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 3},
                                              "contentChanges": [{"text": latest}]})
@@ -744,7 +751,7 @@ def test_an_edit_during_a_long_lint_abandons_the_stale_run(client: Client,
     assert published["version"] == 3
     assert {d["code"] for d in published["diagnostics"]} == {"MG004", "MG013", "MG702",
                                                               "MG703"}
-    log = events()
+    log = _events(client, uri)
     assert [(e[0], e[2]) for e in log] == [  # the open's run (on the worker too), then these
         ("start", 1), ("done", 1), ("start", 2), ("cancelled", 2), ("start", 3), ("done", 3)]
     checked = log[3][3]  # one check once the text is read, then one before each launch
@@ -762,17 +769,10 @@ def test_an_edit_just_after_opening_a_long_document_is_not_held_behind_its_lint(
     client.notify("textDocument/didOpen", {"textDocument": {
         "uri": uri, "languageId": "yaml", "version": 1, "text": _big("o", 1500)}})
 
-    def events() -> list[list[Any]]:
-        log = client.request("workspace/executeCommand", {"command": "mgpu-lint.stats"})["log"]
-        return [e for e in log if e[1] == uri]
-
-    deadline = time.monotonic() + TIMEOUT
-    while ["start", uri, 1, 0] not in events():
-        assert time.monotonic() < deadline, "the lint of the opened text never started"
-        time.sleep(0.005)
+    _started(client, uri, 1)
     published = client.change(uri, FIXABLE, 2)
     assert published["version"] == 2
-    assert [(e[0], e[2]) for e in events()] == [
+    assert [(e[0], e[2]) for e in _events(client, uri)] == [
         ("start", 1), ("cancelled", 1), ("start", 2), ("done", 2)]
 
 

@@ -446,6 +446,17 @@ _REFUSED_COLON = re.compile(
     r"|(?:^|(?<=[ \t]))#[^\r\n]*+"
     r"|(?<=[^ \t\r\n\x85\u2028\u2029,\[\]{}\"'])(:)(?=[^ \t\r\n\x85\u2028\u2029\x00])",
     re.M)
+# ... and, when that reading is not the text's (a quote guessed wrong: `[don 't, b:c, isn 't]`),
+# each such `:` but where a comment may be, quotes not guessed (wrong where a quoted scalar holds
+# ` #` before one: `['a #', b:c]`), then every such `:` wherever it is (wrong where a comment
+# holds one: a stand-in outside any scalar).  A wrong guess costs a reading by libyaml, less
+# than a tenth of one by the pure composer, which reads the text when all three are wrong.
+_UNQUOTED_COLON = re.compile(
+    r"(?:^|(?<=[ \t]))#[^\r\n]*+"
+    r"|(?<=[^ \t\r\n\x85\u2028\u2029,\[\]{}\"'])(:)(?=[^ \t\r\n\x85\u2028\u2029\x00])",
+    re.M)
+_EVERY_COLON = re.compile(
+    r"(?<=[^ \t\r\n\x85\u2028\u2029,\[\]{}\"'])(:)(?=[^ \t\r\n\x85\u2028\u2029\x00])")
 # Stand-ins for such a `:`: a private-use character the text does not hold.  libyaml reads it
 # as any printable non-blank character (reader.c, yaml_parser_update_buffer: #xE000-#xFFFD are
 # printable; scanner.c: it is no indicator), so a plain scalar goes on through it as YAML 1.2
@@ -456,8 +467,9 @@ _STAND_INS = tuple(map(chr, range(0xE000, 0xE100)))
 def _read_refused_colons(text: str, done: int, after: int) -> tuple[list[Any], Oversized | None] \
         | None:
     """The root nodes of the documents of ``text`` after its first ``done`` (which end at
-    ``after``), read by libyaml with each `:` it may refuse after ``after`` in a stand-in,
-    and what is too large among them; None when that reading is not the text's.
+    ``after``), read by libyaml with each `:` it may refuse after ``after`` in a stand-in (as
+    _REFUSED_COLON finds them, else _UNQUOTED_COLON, else _EVERY_COLON), and what is too large
+    among them; None when no reading is the text's.
 
     It is the text's when every stand-in put in is in the value of a scalar whose span holds as
     many (not in a comment, tag, anchor or directive: replacing a `:` there may change what is
@@ -470,8 +482,17 @@ def _read_refused_colons(text: str, done: int, after: int) -> tuple[list[Any], O
     stand_in = next((ch for ch in _STAND_INS if ch not in text), None)
     if stand_in is None:
         return None
-    read = text[:after] + _REFUSED_COLON.sub(
-        lambda m: stand_in if m.group(1) else m.group(0), text[after:])
+    for colons in (_REFUSED_COLON, _UNQUOTED_COLON, _EVERY_COLON):
+        read = text[:after] + colons.sub(
+            lambda m: stand_in if m.group(1) else m.group(0), text[after:])
+        got = _read_with_stand_ins(read, done, after, stand_in)
+        if got is not None:
+            return got
+    return None
+
+
+def _read_with_stand_ins(read: str, done: int, after: int, stand_in: str) \
+        -> tuple[list[Any], Oversized | None] | None:
     if nesting_depth_exceeds(read) is not None:
         return None  # (the pure composer reads a text this deep up to its own limit)
     big = oversized_document(read)

@@ -504,17 +504,25 @@ def _read_with_stand_ins(read: str, done: int, after: int, stand_in: str) \
         roots = list(_compose(_loader().cls, read, skip=done))
     except Exception:  # noqa: BLE001 - a syntax error: the pure composer's reading decides
         return None
-    return (roots, big) if _put_back(roots, read, stand_in) == read.count(stand_in, after) \
-        else None
+    return (roots, big) if _put_back(roots, read, stand_in, after) else None
 
 
-def _put_back(roots: list[Any], read: str, stand_in: str) -> int:
-    """Turn each stand-in in a scalar's value of ``roots`` back into `:`; the number turned,
-    or -1 when a scalar's value and its span in ``read`` hold different numbers of them, or a
-    plain scalar begins with one."""
+def _put_back(roots: list[Any], read: str, stand_in: str, after: int) -> bool:
+    """Turn each stand-in in a scalar's value of ``roots`` back into `:`; whether every
+    stand-in of ``read`` after ``after`` is one of those, or in a comment.
+
+    False when a scalar's value and its span in ``read`` hold different numbers of them, a
+    plain scalar begins with one, or one is outside every scalar but not after a comment's `#`
+    on its line.  Such a `#` is one outside every scalar's span, at the line's start or after a
+    blank: there YAML starts a comment (`#` after a blank ends a plain scalar, and a quoted or
+    block scalar's span holds its own), and libyaml passes over what follows to the line's end
+    (scanner.c, yaml_parser_scan_to_next_token), so a stand-in there changed nothing read."""
+    from bisect import bisect_right
+
     from ruamel.yaml.nodes import MappingNode, ScalarNode
 
     count = 0
+    spans: list[tuple[int, int]] = []
     seen: set[int] = set()
     stack = list(roots)
     while stack:
@@ -523,19 +531,38 @@ def _put_back(roots: list[Any], read: str, stand_in: str) -> int:
             continue
         seen.add(id(node))
         if type(node) is ScalarNode:
+            spans.append((node.start_mark.index, node.end_mark.index))
             value = node.value
             if stand_in in value:
                 n = value.count(stand_in)
                 if n != read.count(stand_in, node.start_mark.index, node.end_mark.index) or \
                         (not node.style and value[0] == stand_in):
-                    return -1
+                    return False
                 count += n
                 node.value = value.replace(stand_in, ":")
         elif type(node) is MappingNode:
             stack.extend(c for pair in node.value for c in pair)
         else:
             stack.extend(node.value)
-    return count
+    if count == read.count(stand_in, after):
+        return True
+    spans.sort()
+    starts = [a for a, _ in spans]
+
+    def in_scalar(at: int) -> bool:
+        i = bisect_right(starts, at) - 1
+        return i >= 0 and at < spans[i][1]
+
+    at = read.find(stand_in, after)
+    while at != -1:
+        if not in_scalar(at):
+            line = max(read.rfind(br, 0, at) for br in "\n\r\x85\u2028\u2029") + 1
+            hashes = (h for h in range(line, at) if read[h] == "#" and
+                      (h == line or read[h - 1] in " \t") and not in_scalar(h))
+            if next(hashes, None) is None:
+                return False
+        at = read.find(stand_in, at + 1)
+    return True
 
 
 # --------------------------------------------------------------------------- scalar positions

@@ -432,31 +432,27 @@ def _too_large(big: Oversized) -> YamlTooLarge:
 
 # A `:` libyaml may refuse: after a character that can be in a plain scalar before it (not a
 # blank, a flow indicator or a quote, after which a `:` is a value indicator: `{"a":1}`) and
-# before a non-blank (libyaml's IS_BLANKZ: space, tab, the line breaks, NUL).  The other
-# alternatives, tried first at each place, pass over what holds no such `:` as a whole: a quoted
-# scalar (a quote where a scalar can begin: at a line's start or after a blank, `[`, `{` or
-# `,`; to its closing quote, escapes and line breaks included) and what may be a comment (a
-# `#` at a line's start or after a blank, to the end of the line).  Where these guesses are
-# wrong (a quote in a block scalar's text), a `:` is left alone or replaced where it need not
-# be; either way _read_refused_colons sees it (the reading fails, or a stand-in is where no
-# `:` was refused) and the pure composer reads the text.  Each character is passed once: a
-# quote with no closing one scans to the end once, then no quote of its kind is left.
-_REFUSED_COLON = re.compile(
-    r"""(?:^|(?<=[ \t\[{,]))(?:"(?:[^"\\]|\\[\s\S])*+"|'(?:[^']|'')*+')"""
-    r"|(?:^|(?<=[ \t]))#[^\r\n]*+"
-    r"|(?<=[^ \t\r\n\x85\u2028\u2029,\[\]{}\"'])(:)(?=[^ \t\r\n\x85\u2028\u2029\x00])",
-    re.M)
-# ... and, when that reading is not the text's (a quote guessed wrong: `[don 't, b:c, isn 't]`),
-# each such `:` but where a comment may be, quotes not guessed (wrong where a quoted scalar holds
-# ` #` before one: `['a #', b:c]`), then every such `:` wherever it is (wrong where a comment
-# holds one: a stand-in outside any scalar).  A wrong guess costs a reading by libyaml, less
-# than a tenth of one by the pure composer, which reads the text when all three are wrong.
-_UNQUOTED_COLON = re.compile(
-    r"(?:^|(?<=[ \t]))#[^\r\n]*+"
-    r"|(?<=[^ \t\r\n\x85\u2028\u2029,\[\]{}\"'])(:)(?=[^ \t\r\n\x85\u2028\u2029\x00])",
-    re.M)
-_EVERY_COLON = re.compile(
-    r"(?<=[^ \t\r\n\x85\u2028\u2029,\[\]{}\"'])(:)(?=[^ \t\r\n\x85\u2028\u2029\x00])")
+# before a non-blank (libyaml's IS_BLANKZ: space, tab, the line breaks, NUL).
+_COLON = r"(?<=[^ \t\r\n\x85\u2028\u2029,\[\]{}\"'])(:)(?=[^ \t\r\n\x85\u2028\u2029\x00])"
+# What holds no such `:`, passed over whole: a quoted scalar (a quote where a scalar can begin:
+# at a line's start or after a blank, `[`, `{` or `,`; to its closing quote, escapes and line
+# breaks included; a quote with no closing one scans to the end once, then none of its kind is
+# left), a tag (a `!` where a node can begin, to the next blank: libyaml's tag characters
+# include `:` and the flow indicators, scanner.c yaml_parser_scan_tag_uri; a stand-in there
+# breaks the tag) and what may be a comment (a `#` at a line's start or after a blank, to the
+# line's end).
+_QUOTED = r"""(?:^|(?<=[ \t\[{,]))(?:"(?:[^"\\]|\\[\s\S])*+"|'(?:[^']|'')*+')"""
+_TAG = r"(?:^|(?<=[ \t\[{,]))![^ \t\r\n\x85\u2028\u2029]*+"
+_COMMENT = r"(?:^|(?<=[ \t]))#[^\r\n]*+"
+# The guesses, tried in turn (_read_refused_colons), each alternative at each place in order.
+# A guess can be wrong: an apostrophe after a blank inside a plain scalar taken for a quote
+# (`[don 't, b:c, isn 't]`: the `:` between left alone, and libyaml refuses it again), a quoted
+# ` #` taken for a comment (`['a #', b:c]`), a `!` inside a plain scalar taken for a tag, or
+# a tag's `:` replaced.  The reading of a wrong guess fails or is refused by _put_back, and
+# costs one reading by libyaml, less than a tenth of one by the pure composer, which reads the
+# text when every guess is wrong.
+_GUESSES = tuple(re.compile("|".join((*skipped, _COLON)), re.M) for skipped in (
+    (_QUOTED, _TAG, _COMMENT), (_COMMENT,), (_TAG,), ()))
 # Stand-ins for such a `:`: a private-use character the text does not hold.  libyaml reads it
 # as any printable non-blank character (reader.c, yaml_parser_update_buffer: #xE000-#xFFFD are
 # printable; scanner.c: it is no indicator), so a plain scalar goes on through it as YAML 1.2
@@ -468,8 +464,8 @@ def _read_refused_colons(text: str, done: int, after: int) -> tuple[list[Any], O
         | None:
     """The root nodes of the documents of ``text`` after its first ``done`` (which end at
     ``after``), read by libyaml with each `:` it may refuse after ``after`` in a stand-in (as
-    _REFUSED_COLON finds them, else _UNQUOTED_COLON, else _EVERY_COLON), and what is too large
-    among them; None when no reading is the text's.
+    the first of _GUESSES whose reading is the text's finds them), and what is too large among
+    them; None when no reading is the text's.
 
     It is the text's when every stand-in put in is in the value of a scalar whose span holds as
     many (not in a comment, tag, anchor or directive: replacing a `:` there may change what is
@@ -482,7 +478,7 @@ def _read_refused_colons(text: str, done: int, after: int) -> tuple[list[Any], O
     stand_in = next((ch for ch in _STAND_INS if ch not in text), None)
     if stand_in is None:
         return None
-    for colons in (_REFUSED_COLON, _UNQUOTED_COLON, _EVERY_COLON):
+    for colons in _GUESSES:
         read = text[:after] + colons.sub(
             lambda m: stand_in if m.group(1) else m.group(0), text[after:])
         got = _read_with_stand_ins(read, done, after, stand_in)

@@ -970,12 +970,13 @@ CASES: dict[str, Case] = {
     "flow-mapped-compose-services": _full_file("compose.yaml", lambda n: "services:\n" + "".join(
         f"  s{i}: {{image: vllm/vllm-openai:v0.30.0, command: [serve, m]}}\n"
         for i in range(n // 64))),
-    # ... or, with a tag that holds a `:` (a stand-in there breaks it), the pure composer
-    # reads it, up to yamlsrc.PURE_MAX_NODES (40+ s and 735 MiB before)
+    # ... or, with a tag that holds a `:` (a stand-in there breaks it) and a `!` in a plain
+    # scalar (taken for a tag: its `:` left alone), the pure composer reads it, up to
+    # yamlsrc.PURE_MAX_NODES (40+ s and 735 MiB before)
     "flow-mapped-compose-services-with-a-tag": _full_file("compose.yaml", lambda n: (
         "services:\n" + "".join(
-            f"  s{i}: {{labels: !t:x [a], image: vllm/vllm-openai:v0.30.0, command: [serve, m]}}\n"
-            for i in range(n // 80)))),
+            f"  s{i}: {{labels: !t:x [hi !u:v], image: vllm/vllm-openai:v0.30.0, "
+            "command: [serve, m]}\n" for i in range(n // 87)))),
     # a compose command of `${A}` references: each unknown one was kept with its place (9.5 s,
     # 620 MiB); they spend the file's word budget (bounds.MAX_SHELL_WORDS)
     "compose-many-references": _full_file("compose.yaml", lambda n: (

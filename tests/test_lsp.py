@@ -806,12 +806,13 @@ def test_a_cancelled_lint_stops_before_the_next_launch() -> None:
 
 # files of one launch whose run is mostly reading: one-word commands (lexed), documents of no
 # launch (composed by libyaml), flow-mapped services (the pure composer: a `:` libyaml refuses
-# and a tag with a `:`, yamlsrc._read_refused_colons), `${A}` references
+# with a tag that holds one and a `!` in a plain scalar, yamlsrc._read_refused_colons), `${A}`
+# references
 READ_MOSTLY = {
     "run.sh": "#!/bin/sh\nvllm serve m\n" + "a\n" * 20_000,
     "objects.yaml": "---\n".join(f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c{i}}}\n"
                                  for i in range(1_000)) + "---\n" + FIXABLE,
-    "compose.yaml": "services:\n  vllm: {labels: !t:x [a], image: vllm/vllm-openai:v0.30.0, "
+    "compose.yaml": "services:\n  vllm: {labels: !t:x [hi !u:v], image: vllm/vllm-openai:v0.30.0, "
                     "command: [serve, m]}\n"
                     + "".join(f"  s{i}: {{image: redis:7, ports: [80]}}\n" for i in range(2_000)),
     "refs/compose.yaml": "services:\n  s:\n    image: vllm/vllm-openai:v0.30.0\n"

@@ -478,15 +478,16 @@ def test_a_composed_text_leaves_no_loader_behind():
 
 
 def test_the_slower_yaml_reader_stops_at_its_node_limit(capsys, tmp_path, monkeypatch):
-    """A flow collection with `repo:tag` in it and a tag with a `:` (a stand-in there breaks
-    the tag: yamlsrc._read_refused_colons) is read by ruamel's pure composer
+    """A flow collection with `repo:tag` in it, a tag with a `:` (a stand-in there breaks the
+    tag) and a `!` in a plain scalar (taken for a tag: its `:` left alone;
+    yamlsrc._read_refused_colons) is read by ruamel's pure composer
     (libyaml refuses the `:`), about 25 us a node: past yamlsrc.PURE_MAX_NODES it stops with
     MG001."""
     from mgpu_lint import yamlsrc
 
     monkeypatch.setattr(yamlsrc, "PURE_MAX_NODES", 60)
     compose = tmp_path / "compose.yaml"
-    service = ("  s{i}: {{labels: !t:x [a], image: vllm/vllm-openai:v0.30.0, "
+    service = ("  s{i}: {{labels: !t:x [hi !u:v], image: vllm/vllm-openai:v0.30.0, "
                "command: [serve, {m}, --tensr-parallel-size, '1']}}\n")
     compose.write_text("services:\n" + "".join(service.format(i=i, m=MODEL) for i in range(3)))
     assert [c for c, _ in _where(_findings(capsys, compose))] == ["MG004"] * 3

@@ -159,12 +159,17 @@ def test_a_stand_in_that_cannot_be_the_texts_is_not_used() -> None:
                  "a: ['a #', don 't, b:c, isn 't]  # see http://x:1\n"):
         roots, big = real(text, 0, 0)
         assert [n.value for n in roots[0].value[0][1].value][-3:] == ["don 't", "b:c", "isn 't"]
-    # a stand-in outside every scalar and every comment (in a tag: `!t:x` is one tag) is
-    # refused, and the pure composer reads the text
+    # a tag is passed over (a stand-in would break it: `!t:x` is one tag) ...
     text = "a: [!t:x b, c:d]\n"
+    roots, big = real(text, 0, 0)
+    assert [(n.value, n.tag) for n in roots[0].value[0][1].value] == [
+        ("b", "!t:x"), ("c:d", "tag:yaml.org,2002:str")]
+    # ... unless the guess of one is wrong as well (`!u:v` in a plain scalar): every guess
+    # fails, and the pure composer reads the text
+    text = "a: [!t:x b, c:d, hi !u:v]\n"
     assert real(text, 0, 0) is None
-    assert [v[1:4] for v in _read(text)[0][2][0][1][2]] == [("b", None, "!t:x"),
-                                                          ("c:d", None, None)]
+    assert [v[1:4] for v in _read(text)[0][2][0][1][2]] == [
+        ("b", None, "!t:x"), ("c:d", None, None), ("hi !u:v", None, None)]
     # an escape makes a stand-in that no `:` was: not turned into one
     text = 'a: [b:c, "\\ue000"]\n'
     assert real(text, 0, 0) is None
@@ -187,8 +192,8 @@ def test_only_the_documents_after_those_read_are_read_again() -> None:
 def test_a_yaml_directive_is_read_by_the_pure_composer() -> None:
     """ruamel's scanner writes a `%YAML` directive's version where only its YAML() front end
     makes room for it: the pure composer's reading failed with an AttributeError message."""
-    text = "%YAML 1.2\n---\na: [!t:x b, c:d]\n"
-    assert [v[1] for v in _read(text)[0][2][0][1][2]] == ["b", "c:d"]
+    text = "%YAML 1.2\n---\na: [!t:x b, c:d, hi !u:v]\n"
+    assert [v[1] for v in _read(text)[0][2][0][1][2]] == ["b", "c:d", "hi !u:v"]
 
 
 @pytest.mark.parametrize("levels", [50, yamlsrc.PURE_MAX_DEPTH + 5])
@@ -197,7 +202,7 @@ def test_deep_flow_colons_keep_the_depth_guard(levels: int) -> None:
     pure composer with its own (PURE_MAX_DEPTH)."""
     fast = "a: " + "[" * levels + "x:y" + "]" * levels + "\n"
     assert len(list(yamlsrc.compose_documents(fast))) == 1
-    slow = "a: " + "[" * levels + "!t:x b, x:y" + "]" * levels + "\n"
+    slow = "a: " + "[" * levels + "!t:x b, x:y, hi !u:v" + "]" * levels + "\n"
     if levels > yamlsrc.PURE_MAX_DEPTH:
         with pytest.raises(yamlsrc.YamlError, match="nesting deeper"):
             list(yamlsrc.compose_documents(slow))

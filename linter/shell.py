@@ -620,6 +620,12 @@ _LINE_WORD = re.compile(r"[^ \t]+")  # the words of such a line (its newline exc
 _BRACED_NAME = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
+def _holds(cmd: Command) -> bool:
+    """Whether a command that ends is yielded: it holds words, assignments, problems or an
+    array (an empty line or a lone `;` ends nothing)."""
+    return bool(cmd.words or cmd.assignments or cmd.problems or cmd.arrays)
+
+
 class _Exhausted(Exception):
     """The file's budget of shell words ran out (ReadBudget)."""
 
@@ -799,7 +805,7 @@ def _commands(text: str, resolve: Resolver | None, arrays: ArrayResolver | None,
                         "remove the empty line or the trailing backslash",
                     ))
             # the command ends
-            if cmd.words or cmd.assignments or cmd.problems or cmd.arrays:
+            if _holds(cmd):
                 yield cmd
             cmd = Command(line_start=end)
             last_cont = None
@@ -824,7 +830,7 @@ def _commands(text: str, resolve: Resolver | None, arrays: ArrayResolver | None,
                 for w in _LINE_WORD.finditer(text, at, nl):
                     ws, we = w.span()
                     one_word(Word(w.group(), CharMap(ws, we - ws, tail=we)), we)
-                if cmd.words or cmd.assignments:
+                if _holds(cmd):
                     yield cmd
                 cmd = Command(line_start=nl + 1)
                 jump[0] = at = nl + 1
@@ -900,7 +906,7 @@ def _commands(text: str, resolve: Resolver | None, arrays: ArrayResolver | None,
                 continue
             cmd.background = value == "&"
             # the command ends
-            if cmd.words or cmd.assignments or cmd.problems or cmd.arrays:
+            if _holds(cmd):
                 yield cmd
             cmd = Command(line_start=end)
             last_cont = None
@@ -952,5 +958,5 @@ def _commands(text: str, resolve: Resolver | None, arrays: ArrayResolver | None,
             Span(last_cont, last_cont + 1),
             "remove the trailing backslash",
         ))
-    if cmd.words or cmd.assignments or cmd.problems or cmd.arrays:
+    if _holds(cmd):
         yield cmd

@@ -489,28 +489,31 @@ def create_server() -> LanguageServer:
                         types.FileSystemWatcher(glob_pattern=f"**/{name}")
                         for name in CONFIG_NAMES]))]))
 
+    def next_generation(uri: str) -> int:
+        """A new generation of ``uri``'s text: a run of an older one stops and publishes
+        nothing."""
+        gen = state.generation[uri] = state.generation.get(uri, 0) + 1
+        return gen
+
     def schedule(ls: LanguageServer, uri: str) -> None:
         """Lint ``uri``'s text on the worker and publish, as a change does but without its
         quiet period: a document opened, saved or beside one saved, or every open one when a
         configuration changes.  Linted inline on the event loop (pygls's one thread), an open
         of a 200 KB document with its directory read as context held every later message for
         about a second, an edit typed just after it too."""
-        gen = state.generation.get(uri, 0) + 1
-        state.generation[uri] = gen
+        gen = next_generation(uri)
         asyncio.ensure_future(relint(ls, uri, gen))
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     async def did_open(ls: LanguageServer, params: types.DidOpenTextDocumentParams) -> None:
         uri = params.text_document.uri
-        gen = state.generation.get(uri, 0) + 1
-        state.generation[uri] = gen
+        gen = next_generation(uri)
         await relint(ls, uri, gen)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     async def did_change(ls: LanguageServer, params: types.DidChangeTextDocumentParams) -> None:
         uri = params.text_document.uri
-        gen = state.generation.get(uri, 0) + 1
-        state.generation[uri] = gen
+        gen = next_generation(uri)
         await asyncio.sleep(DEBOUNCE)
         if state.generation.get(uri) != gen:
             return  # a newer change arrived during the quiet period: its own run lints it
